@@ -1,0 +1,215 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report"
+	"github.com/kilnhq/kiln/rules"
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newLintCmd) }
+
+// lintFlags are the flags shared by every command that lints.
+type lintFlags struct {
+	config         string
+	kubeVersion    string
+	psaLevel       string
+	psaVersion     string
+	policies       []string
+	as             string
+	asGroups       []string
+	authorizer     string
+	storageClasses string
+}
+
+func (f *lintFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "config file (default: "+rules.ConfigFile+" in the current directory, if present)")
+	fl.StringVar(&f.kubeVersion, "kube-version", "", "target Kubernetes version, e.g. 1.31 (default "+manifest.LatestKube.String()+")")
+	fl.StringVar(&f.psaLevel, "psa-level", "", "Pod Security level for workloads whose Namespace is not in the input: privileged, baseline or restricted (default restricted)")
+	fl.StringVar(&f.psaVersion, "psa-version", "", "Pod Security version for those workloads, e.g. v1.31 or latest (default latest)")
+	fl.StringArrayVar(&f.policies, "policy", nil, "file or directory of ValidatingAdmissionPolicies and bindings to apply (repeatable)")
+	fl.StringVar(&f.as, "as", "", "user name CEL policies see in request.userInfo (default kiln:offline)")
+	fl.StringSliceVar(&f.asGroups, "as-group", nil, "group CEL policies see in request.userInfo (repeatable or comma-separated; default system:authenticated)")
+	fl.StringVar(&f.authorizer, "authorizer", "", "what the CEL authorizer answers: allow or deny (default deny)")
+	fl.StringVar(&f.storageClasses, "storage-classes", "", "file of StorageClass objects describing the target cluster")
+}
+
+// load reads the config file and merges it with the flags (flags win).
+func (f *lintFlags) load() (*rules.Config, *rules.Options, error) {
+	path, explicit := f.config, f.config != ""
+	if !explicit {
+		path = rules.ConfigFile
+	}
+	cfg, err := rules.LoadConfig(path, explicit)
+	if err != nil {
+		return nil, nil, &exitError{code: exitInput, msg: err.Error()}
+	}
+	opts := rules.DefaultOptions()
+	kv := firstNonEmpty(f.kubeVersion, cfg.KubeVersion)
+	if kv != "" {
+		v, err := manifest.ParseKubeVersion(kv)
+		if err != nil {
+			return nil, nil, usageErrorf("--kube-version: %v", err)
+		}
+		if v.Less(manifest.OldestKube) || manifest.LatestKube.Less(v) {
+			return nil, nil, usageErrorf("--kube-version %s is outside the range kiln knows (%s to %s)", v, manifest.OldestKube, manifest.LatestKube)
+		}
+		opts.KubeVersion = v
+	}
+	if l := firstNonEmpty(f.psaLevel, cfg.PSALevel); l != "" {
+		switch l {
+		case "privileged", "baseline", "restricted":
+			opts.PSALevel = l
+		default:
+			return nil, nil, usageErrorf("--psa-level %q: use privileged, baseline or restricted", l)
+		}
+	}
+	if v := firstNonEmpty(f.psaVersion, cfg.PSAVersion); v != "" {
+		opts.PSAVersion = v
+	}
+	opts.Policies = append(append([]string(nil), cfg.Policies...), f.policies...)
+	if f.as != "" {
+		opts.User = f.as
+	}
+	if len(f.asGroups) > 0 {
+		opts.Groups = f.asGroups
+	}
+	if f.authorizer != "" {
+		if f.authorizer != "allow" && f.authorizer != "deny" {
+			return nil, nil, usageErrorf("--authorizer %q: use allow or deny", f.authorizer)
+		}
+		opts.Authorizer = f.authorizer
+	}
+	opts.StorageClasses = firstNonEmpty(f.storageClasses, cfg.StorageClasses)
+	return cfg, opts, nil
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// readInputs expands and reads paths, dropping files the config excludes.
+func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
+	files, errs := manifest.Expand(paths)
+	kept := files[:0]
+	for _, f := range files {
+		if f == manifest.Stdin || !cfg.Excluded(f) {
+			kept = append(kept, f)
+		}
+	}
+	set := manifest.ReadFiles(kept, e.stdin)
+	set.Errs = append(errs, set.Errs...)
+	return set
+}
+
+// fileObjects lists each source file with its objects, for reports.
+func fileObjects(set *manifest.Set) []rules.FileObjects {
+	out := make([]rules.FileObjects, 0, len(set.Sources))
+	for _, src := range set.Sources {
+		fo := rules.FileObjects{File: src.Path}
+		for _, o := range src.Objects {
+			fo.Objects = append(fo.Objects, o.Ref())
+		}
+		out = append(out, fo)
+	}
+	return out
+}
+
+// lintObjects runs every registered checker over objs.
+func lintObjects(objs []*manifest.Object, files []rules.FileObjects, cfg *rules.Config, opts *rules.Options) (*rules.Result, error) {
+	eng := &rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg}
+	return eng.Run(objs, files)
+}
+
+// useColor decides whether text output is coloured: only on a terminal, never with NO_COLOR or --no-color.
+func useColor(e *env, noColor bool) bool {
+	if noColor {
+		return false
+	}
+	if _, set := os.LookupEnv("NO_COLOR"); set {
+		return false
+	}
+	f, ok := e.stdout.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// printInputErrors writes every input problem to stderr, one per line.
+func printInputErrors(e *env, errs []error) {
+	manifest.SortErrors(errs)
+	for _, err := range errs {
+		fmt.Fprintln(e.stderr, err)
+	}
+}
+
+func newLintCmd(e *env) *cobra.Command {
+	var lf lintFlags
+	var format string
+	var noColor, showSuppressed bool
+	cmd := &cobra.Command{
+		Use:   "lint [PATH...|-]",
+		Short: "Lint manifests offline (files, directories, or - for stdin)",
+		Long: `Lint Kubernetes manifests offline: Pod Security Admission as the API server
+judges it, ValidatingAdmissionPolicies as the API server evaluates them, and
+kiln's own rules. With no PATH, lints the current directory. App specs among the
+inputs are compiled first and their output is linted.
+
+Exit codes: 0 no error-level findings, 1 error-level findings, 2 usage or input error.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !validFormat(format) {
+				return usageErrorf("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+			}
+			cfg, opts, err := lf.load()
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			set := readInputs(e, args, cfg)
+			objs, specErrs := compileSpecs(set.Objects(), opts)
+			inputErrs := append(set.Errors(), specErrs...)
+			res, err := lintObjects(objs, fileObjects(set), cfg, opts)
+			if err != nil {
+				return &exitError{code: exitInput, msg: err.Error()}
+			}
+			if err := report.Write(e.stdout, format, res, report.Options{
+				Color: useColor(e, noColor), ShowSuppressed: showSuppressed, ToolVersion: version,
+			}); err != nil {
+				return err
+			}
+			if len(inputErrs) > 0 {
+				printInputErrors(e, inputErrs)
+				return &exitError{code: exitInput}
+			}
+			if res.HasErrors() {
+				return &exitError{code: exitFindings}
+			}
+			return nil
+		},
+	}
+	lf.register(cmd)
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
+	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")
+	return cmd
+}
+
+func validFormat(f string) bool {
+	for _, x := range report.Formats {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,192 @@
+// Package manifest reads Kubernetes objects from YAML and JSON streams, keeping
+// each object's source file, document index and the line and column of every
+// field, and writes objects back deterministically.
+package manifest
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Position is a place in a source file. Line and Column are 1-based; 0 means unknown.
+type Position struct {
+	File   string
+	Line   int
+	Column int
+}
+
+// String formats the position as file:line:col, omitting what is unknown.
+func (p Position) String() string {
+	switch {
+	case p.Line == 0:
+		return p.File
+	case p.Column == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+}
+
+// Ref identifies an object the way reports name it.
+type Ref struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// String formats the reference as Kind/namespace/name.
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// Object is one Kubernetes object and where it came from.
+//
+// Node is the object's YAML mapping node; its Line and Column fields (and
+// those of every node below it) point into File. Objects made by the compiler
+// carry the positions of the spec lines that produced them.
+type Object struct {
+	File string
+	// Doc is the 0-based index of the YAML document in File.
+	Doc int
+	// Item is the index of the object in a List document, or -1.
+	Item int
+	Node *yaml.Node
+
+	APIVersion  string
+	Kind        string
+	Namespace   string
+	Name        string
+	Labels      map[string]string
+	Annotations map[string]string
+
+	once    sync.Once
+	content map[string]any
+	err     error
+}
+
+// NewObject builds an Object from a mapping node, reading its type and metadata.
+// It fails if the node is not a mapping or lacks apiVersion or kind.
+func NewObject(file string, doc, item int, node *yaml.Node) (*Object, error) {
+	pos := Position{File: file, Line: node.Line, Column: node.Column}
+	if node.Kind != yaml.MappingNode {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("expected a Kubernetes object (a mapping with apiVersion and kind), found %s", describeNode(node))}
+	}
+	o := &Object{File: file, Doc: doc, Item: item, Node: node}
+	var missing []string
+	o.APIVersion, missing = scalarField(node, "apiVersion", missing)
+	o.Kind, missing = scalarField(node, "kind", missing)
+	if len(missing) > 0 {
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("object has no %s; every Kubernetes object needs apiVersion and kind", strings.Join(missing, " and "))}
+	}
+	if md := lookup(node, "metadata"); md != nil && md.Kind == yaml.MappingNode {
+		o.Name = scalarValue(lookup(md, "name"))
+		if o.Name == "" {
+			o.Name = scalarValue(lookup(md, "generateName"))
+		}
+		o.Namespace = scalarValue(lookup(md, "namespace"))
+		o.Labels = stringMap(lookup(md, "labels"))
+		o.Annotations = stringMap(lookup(md, "annotations"))
+	}
+	return o, nil
+}
+
+// Ref returns the object's identity.
+func (o *Object) Ref() Ref {
+	return Ref{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+// Group returns the API group of the object ("" for the core group).
+func (o *Object) Group() string {
+	if i := strings.LastIndexByte(o.APIVersion, '/'); i >= 0 {
+		return o.APIVersion[:i]
+	}
+	return ""
+}
+
+// Version returns the API version without its group.
+func (o *Object) Version() string {
+	return o.APIVersion[strings.LastIndexByte(o.APIVersion, '/')+1:]
+}
+
+// Pos returns the position of the object itself.
+func (o *Object) Pos() Position {
+	return Position{File: o.File, Line: o.Node.Line, Column: o.Node.Column}
+}
+
+// Content returns the object as JSON-compatible Go values (map[string]any,
+// []any, string, int64, float64, bool, nil). It is decoded once and shared by
+// every rule; callers must not modify it.
+func (o *Object) Content() (map[string]any, error) {
+	o.once.Do(func() {
+		v, err := Decode(o.File, o.Node)
+		if err != nil {
+			o.err = err
+			return
+		}
+		o.content, _ = v.(map[string]any)
+	})
+	return o.content, o.err
+}
+
+func lookup(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalarValue(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		return ""
+	}
+	return n.Value
+}
+
+func scalarField(m *yaml.Node, key string, missing []string) (string, []string) {
+	v := scalarValue(lookup(m, key))
+	if v == "" {
+		missing = append(missing, key)
+	}
+	return v, missing
+}
+
+func stringMap(n *yaml.Node) map[string]string {
+	if n == nil || n.Kind != yaml.MappingNode || len(n.Content) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out[n.Content[i].Value] = n.Content[i+1].Value
+	}
+	return out
+}
+
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return fmt.Sprintf("a scalar (%q)", truncate(n.Value, 40))
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "an empty document"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

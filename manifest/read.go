@@ -1,0 +1,290 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Stdin is the path that names standard input.
+const Stdin = "-"
+
+// Source is one input file, read and split into objects.
+type Source struct {
+	// Path is the file's path as the user named it (or "-" for stdin; "<stdin>" in reports).
+	Path    string
+	Objects []*Object
+	// Errs are the problems found in this file; objects in documents
+	// without problems are still returned.
+	Errs []error
+}
+
+// Set is everything read from a list of inputs.
+type Set struct {
+	Sources []*Source
+	// Errs are problems not tied to one file's contents (a path that does not
+	// exist, a directory without manifests).
+	Errs []error
+}
+
+// Objects returns all objects in input order.
+func (s *Set) Objects() []*Object {
+	var out []*Object
+	for _, src := range s.Sources {
+		out = append(out, src.Objects...)
+	}
+	return out
+}
+
+// Errors returns every problem, path errors first, then per file in input order.
+func (s *Set) Errors() []error {
+	out := append([]error(nil), s.Errs...)
+	for _, src := range s.Sources {
+		out = append(out, src.Errs...)
+	}
+	return out
+}
+
+// IsManifestFile reports whether a file name has a manifest extension.
+func IsManifestFile(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// Expand turns paths into the list of files to read: files as given,
+// directories walked recursively for *.yaml, *.yml and *.json in lexical
+// order (skipping hidden directories), "-" kept as stdin.
+func Expand(paths []string) ([]string, []error) {
+	var files []string
+	var errs []error
+	seen := map[string]bool{}
+	add := func(f string) {
+		if !seen[f] {
+			seen[f] = true
+			files = append(files, f)
+		}
+	}
+	for _, p := range paths {
+		if p == Stdin {
+			add(p)
+			continue
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			errs = append(errs, &Error{Pos: Position{File: p}, Msg: "cannot read: " + pathErr(err)})
+			continue
+		}
+		if !info.IsDir() {
+			add(p)
+			continue
+		}
+		n := 0
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				errs = append(errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
+				return nil
+			}
+			if d.IsDir() {
+				if path != p && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if IsManifestFile(d.Name()) && d.Type()&fs.ModeSymlink == 0 {
+				add(path)
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, &Error{Pos: Position{File: p}, Msg: err.Error()})
+		}
+		if n == 0 {
+			errs = append(errs, &Error{Pos: Position{File: p}, Msg: "directory holds no *.yaml, *.yml or *.json files; name a directory with manifests"})
+		}
+	}
+	return files, errs
+}
+
+func pathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Read reads every path (files, directories, "-" for stdin) in parallel and
+// returns the objects in input order with every problem found. Reading goes
+// on past bad files so that a user sees every problem at once.
+func Read(paths []string, stdin io.Reader) *Set {
+	files, errs := Expand(paths)
+	set := ReadFiles(files, stdin)
+	set.Errs = append(errs, set.Errs...)
+	return set
+}
+
+// ReadFiles reads the files ("-" for stdin) in parallel, in input order.
+func ReadFiles(files []string, stdin io.Reader) *Set {
+	set := &Set{Sources: make([]*Source, len(files))}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				set.Sources[i] = ReadFile(files[i], stdin)
+			}
+		}()
+	}
+	for i := range files {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return set
+}
+
+// ReadFile reads one file ("-" for stdin).
+func ReadFile(path string, stdin io.Reader) *Source {
+	if path == Stdin {
+		src := &Source{Path: "<stdin>"}
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			src.Errs = append(src.Errs, &Error{Pos: Position{File: src.Path}, Msg: "cannot read: " + err.Error()})
+			return src
+		}
+		src.Objects, src.Errs = Parse(src.Path, data)
+		return src
+	}
+	src := &Source{Path: path}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		src.Errs = append(src.Errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
+		return src
+	}
+	src.Objects, src.Errs = Parse(path, data)
+	return src
+}
+
+// Parse splits a YAML or JSON stream into objects. Empty documents are
+// skipped; List kinds are expanded into their items. A document that fails
+// to parse ends the stream (YAML cannot resynchronise after a syntax error);
+// a document that parses but is not an object is reported and skipped.
+func Parse(file string, data []byte) ([]*Object, []error) {
+	var objs []*Object
+	var errs []error
+	if !utf8Valid(data) {
+		line, col := invalidUTF8At(data)
+		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for doc := 0; ; doc++ {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			errs = append(errs, yamlError(file, err))
+			break
+		}
+		if len(n.Content) == 0 {
+			continue
+		}
+		root := n.Content[0]
+		if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+			continue // an empty document, e.g. "---" followed by a comment
+		}
+		o, err := NewObject(file, doc, -1, root)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if isList(o) {
+			items, ierrs := expandList(o)
+			objs = append(objs, items...)
+			errs = append(errs, ierrs...)
+			continue
+		}
+		objs = append(objs, o)
+	}
+	return objs, errs
+}
+
+func isList(o *Object) bool {
+	return strings.HasSuffix(o.Kind, "List") && lookup(o.Node, "items") != nil
+}
+
+func expandList(list *Object) ([]*Object, []error) {
+	items := lookup(list.Node, "items")
+	if items.Kind != yaml.SequenceNode {
+		if items.ShortTag() == "!!null" {
+			return nil, nil
+		}
+		return nil, []error{&Error{Pos: Position{File: list.File, Line: items.Line, Column: items.Column}, Msg: fmt.Sprintf("%s.items must be a list of objects", list.Kind)}}
+	}
+	var objs []*Object
+	var errs []error
+	for i, it := range items.Content {
+		o, err := NewObject(list.File, list.Doc, i, it)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		objs = append(objs, o)
+	}
+	return objs, errs
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// yamlError turns a YAML parser error into a positioned Error.
+func yamlError(file string, err error) error {
+	msg := err.Error()
+	line := 1
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		if m[1] != "" {
+			line, _ = strconv.Atoi(m[1])
+		}
+		msg = m[2]
+	}
+	if strings.Contains(msg, "found character that cannot start any token") {
+		msg += " (tabs cannot indent YAML; use spaces)"
+	}
+	return &Error{Pos: Position{File: file, Line: line, Column: 1}, Msg: "invalid YAML: " + msg}
+}
+
+// SortErrors orders errors by file and position, for stable output.
+func SortErrors(errs []error) {
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, aok := errs[i].(*Error)
+		b, bok := errs[j].(*Error)
+		if !aok || !bok {
+			return aok && !bok
+		}
+		if a.Pos.File != b.Pos.File {
+			return a.Pos.File < b.Pos.File
+		}
+		return a.Pos.Line < b.Pos.Line
+	})
+}

@@ -1,0 +1,193 @@
+package rules
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kilnhq/kiln/manifest"
+)
+
+// IgnoreAnnotation silences findings on one object:
+// `kiln.dev/ignore: "psa/runAsNonRoot,sidecar/* # why"`.
+const IgnoreAnnotation = "kiln.dev/ignore"
+
+// Engine runs checkers over objects and turns their diagnostics into findings.
+type Engine struct {
+	Checkers []*Checker
+	Options  *Options
+	Config   *Config
+}
+
+// Run runs every checker (concurrently) over objs. files lists the input
+// files for reports that count or group by file. An error means a checker
+// could not run at all; problems in the input are findings.
+func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, error) {
+	opts := e.Options
+	if opts == nil {
+		opts = DefaultOptions()
+	}
+	cfg := e.Config
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	res := &Result{Files: files}
+	res.Summary.Files = len(files)
+	res.Summary.Objects = len(objs)
+
+	diags := make([][]Diagnostic, len(e.Checkers))
+	errs := make([]error, len(e.Checkers))
+	passes := make([]*Pass, len(e.Checkers))
+	var wg sync.WaitGroup
+	for i, c := range e.Checkers {
+		res.Rules = append(res.Rules, c.Rules...)
+		if len(c.Rules) > 0 && !cfg.anyEnabled(c.Rules) {
+			continue
+		}
+		known := make(map[string]bool, len(c.Rules))
+		for _, r := range c.Rules {
+			known[r.ID] = true
+		}
+		pass := &Pass{Objects: objs, Options: opts, checker: c, known: known}
+		var mu sync.Mutex
+		pass.report = func(d Diagnostic) {
+			mu.Lock()
+			defer mu.Unlock()
+			if !pass.known[d.Rule] {
+				panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
+			}
+			diags[i] = append(diags[i], d)
+		}
+		passes[i] = pass
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.Run(pass)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Checkers[i].Name, err)
+		}
+		if passes[i] != nil {
+			res.Rules = append(res.Rules, passes[i].declared...)
+		}
+	}
+	sort.SliceStable(res.Rules, func(i, j int) bool { return res.Rules[i].ID < res.Rules[j].ID })
+
+	byID := make(map[string]*Rule, len(res.Rules))
+	for _, r := range res.Rules {
+		byID[r.ID] = r
+	}
+	for _, ds := range diags {
+		for _, d := range ds {
+			f, ok := e.finding(d, byID[d.Rule], cfg)
+			if ok {
+				res.Findings = append(res.Findings, f)
+			}
+		}
+	}
+	res.Findings = sortAndDedup(res.Findings)
+	for _, f := range res.Findings {
+		switch {
+		case f.Suppressed != nil:
+			res.Summary.Suppressed++
+		case f.Severity == Error:
+			res.Summary.Errors++
+		case f.Severity == Warning:
+			res.Summary.Warnings++
+		default:
+			res.Summary.Infos++
+		}
+	}
+	return res, nil
+}
+
+// finding places and judges one diagnostic; ok is false when the rule is off.
+func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config) (Finding, bool) {
+	sev := d.Severity
+	if sev == 0 && r != nil {
+		sev = r.Severity
+	}
+	if sev == 0 {
+		sev = Error
+	}
+	setting := cfg.setting(d.Rule)
+	if setting.off {
+		return Finding{}, false
+	}
+	if setting.severity != 0 {
+		sev = setting.severity
+	}
+	f := Finding{Rule: d.Rule, Severity: sev, Message: d.Message, Field: d.Field}
+	if d.Object != nil {
+		f.Object = d.Object.Ref()
+		f.Pos = d.Object.Locate(d.Field)
+		if reason, ok := ignored(d.Object, d.Rule); ok {
+			f.Suppressed = &Suppression{Kind: "annotation", Reason: reason}
+		}
+	}
+	if d.Pos != nil {
+		f.Pos = *d.Pos
+	}
+	return f, true
+}
+
+// ignored reports whether the object's kiln.dev/ignore annotation names the rule.
+func ignored(o *manifest.Object, rule string) (reason string, ok bool) {
+	v, has := o.Annotations[IgnoreAnnotation]
+	if !has {
+		return "", false
+	}
+	ids, reason, _ := strings.Cut(v, "#")
+	for _, id := range strings.Split(ids, ",") {
+		if matchRule(strings.TrimSpace(id), rule) {
+			return strings.TrimSpace(reason), true
+		}
+	}
+	return "", false
+}
+
+// matchRule matches a rule ID against an ID or a pattern ending in "*" ("psa/*", "*").
+func matchRule(pattern, id string) bool {
+	if pattern == "" {
+		return false
+	}
+	if prefix, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(id, prefix)
+	}
+	return pattern == id
+}
+
+func compareFindings(a, b Finding) int {
+	return cmp.Or(
+		cmp.Compare(a.Pos.File, b.Pos.File),
+		cmp.Compare(a.Pos.Line, b.Pos.Line),
+		cmp.Compare(a.Pos.Column, b.Pos.Column),
+		cmp.Compare(a.Rule, b.Rule),
+		cmp.Compare(a.Message, b.Message),
+		cmp.Compare(a.Object.String(), b.Object.String()),
+		cmp.Compare(b.Severity, a.Severity), // higher severity first, so dedup keeps it
+	)
+}
+
+// sortAndDedup orders findings and drops repeats of the same rule, object,
+// field and message, keeping the highest severity.
+func sortAndDedup(fs []Finding) []Finding {
+	slices.SortStableFunc(fs, compareFindings)
+	out := fs[:0]
+	for _, f := range fs {
+		if n := len(out); n > 0 {
+			p := out[n-1]
+			if p.Rule == f.Rule && p.Object == f.Object && p.Field == f.Field && p.Message == f.Message && p.Pos == f.Pos {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}

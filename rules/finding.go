@@ -1,0 +1,74 @@
+package rules
+
+import "github.com/kilnhq/kiln/manifest"
+
+// Finding is a diagnostic after the engine has placed and judged it.
+type Finding struct {
+	Rule     string
+	Severity Severity
+	Message  string
+	Pos      manifest.Position
+	Object   manifest.Ref
+	Field    string
+	// Suppressed is set when an annotation or the config silenced the finding.
+	Suppressed *Suppression
+}
+
+// Suppression says why a finding is not counted.
+type Suppression struct {
+	// Kind is "annotation" or "config".
+	Kind   string
+	Reason string
+}
+
+// Summary counts what a run saw and found. Suppressed findings are counted
+// only in Suppressed.
+type Summary struct {
+	Files      int `json:"files"`
+	Objects    int `json:"objects"`
+	Errors     int `json:"errors"`
+	Warnings   int `json:"warnings"`
+	Infos      int `json:"infos"`
+	Suppressed int `json:"suppressed"`
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	// Findings are sorted by file, line, column, rule and message; suppressed ones included.
+	Findings []Finding
+	Summary  Summary
+	// Rules are the rules of the checkers that ran, by ID (for reports that describe them).
+	Rules []*Rule
+	// Files lists every file read, in input order, with the objects it holds (for per-file reports).
+	Files []FileObjects
+}
+
+// FileObjects is one input file and its objects.
+type FileObjects struct {
+	File    string
+	Objects []manifest.Ref
+}
+
+// Active returns the findings that are not suppressed.
+func (r *Result) Active() []Finding {
+	out := make([]Finding, 0, len(r.Findings))
+	for _, f := range r.Findings {
+		if f.Suppressed == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// HasErrors reports whether an unsuppressed error-level finding exists.
+func (r *Result) HasErrors() bool { return r.Summary.Errors > 0 }
+
+// RuleByID returns the rule with the ID, or nil.
+func (r *Result) RuleByID(id string) *Rule {
+	for _, x := range r.Rules {
+		if x.ID == id {
+			return x
+		}
+	}
+	return nil
+}

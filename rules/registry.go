@@ -1,0 +1,48 @@
+package rules
+
+import (
+	"sort"
+	"sync"
+)
+
+var (
+	registryMu sync.Mutex
+	registry   []*Checker
+)
+
+// Register adds a checker to the set every run uses. Rule packages call it
+// from init; the CLI imports them for their side effect.
+func Register(c *Checker) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	registry = append(registry, c)
+}
+
+// Registered returns the registered checkers sorted by name.
+func Registered() []*Checker {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	out := append([]*Checker(nil), registry...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// AllRules returns the static rules of the registered checkers, sorted by ID.
+func AllRules() []*Rule {
+	var out []*Rule
+	for _, c := range Registered() {
+		out = append(out, c.Rules...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Lookup returns the registered rule with the ID, or nil.
+func Lookup(id string) *Rule {
+	for _, r := range AllRules() {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
