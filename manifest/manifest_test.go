@@ -1,0 +1,362 @@
+package manifest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "github.com/kilnhq/kiln/internal/golden"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []string // Kind/name@line:col
+		wantErr []string // substrings of error texts, in order
+	}{
+		{
+			name: "multi-document with empty documents",
+			in:   "---\napiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: ns}\n---\n# only a comment\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: b\n",
+			want: []string{"Pod/ns/a@2:1", "Deployment/b@8:1"},
+		},
+		{
+			name: "List expanded",
+			in:   "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c1}\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: s1}\n",
+			want: []string{"ConfigMap/c1@4:3", "Secret/s1@7:3"},
+		},
+		{
+			name: "typed List expanded",
+			in:   "apiVersion: v1\nkind: ConfigMapList\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n",
+			want: []string{"ConfigMap/x@4:3"},
+		},
+		{
+			name: "JSON document",
+			in:   `{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}`,
+			want: []string{"Namespace/shop@1:1"},
+		},
+		{
+			name:    "scalar document is an error, others still read",
+			in:      "hello\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\n",
+			want:    []string{"Pod/a@3:1"},
+			wantErr: []string{"f.yaml:1:1: expected a Kubernetes object"},
+		},
+		{
+			name:    "missing kind",
+			in:      "apiVersion: v1\nmetadata: {name: a}\n",
+			wantErr: []string{"f.yaml:1:1: object has no kind"},
+		},
+		{
+			name:    "missing apiVersion and kind",
+			in:      "metadata: {name: a}\n",
+			wantErr: []string{"object has no apiVersion and kind"},
+		},
+		{
+			name:    "invalid YAML names its line",
+			in:      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [a\n",
+			wantErr: []string{"f.yaml:"},
+		},
+		{
+			name:    "tab indentation",
+			in:      "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: a\n",
+			wantErr: []string{"f.yaml:4:1: invalid YAML", "tabs cannot indent YAML"},
+		},
+		{
+			name:    "invalid UTF-8",
+			in:      "apiVersion: v1\nkind: Pod\nmetadata: {name: \xff}\n",
+			wantErr: []string{"f.yaml:3:18: file is not valid UTF-8"},
+		},
+		{
+			name:    "sequence document",
+			in:      "- a\n- b\n",
+			wantErr: []string{"found a sequence"},
+		},
+		{
+			name:    "list item that is not an object",
+			in:      "apiVersion: v1\nkind: List\nitems:\n- 3\n",
+			wantErr: []string{"f.yaml:4:3: expected a Kubernetes object"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, errs := Parse("f.yaml", []byte(tt.in))
+			var got []string
+			for _, o := range objs {
+				got = append(got, o.Ref().String()+"@"+strconv.Itoa(o.Node.Line)+":"+strconv.Itoa(o.Node.Column))
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("objects = %v, want %v", got, tt.want)
+			}
+			joined := errors.Join(errs...)
+			if len(tt.wantErr) == 0 && joined != nil {
+				t.Fatalf("unexpected errors: %v", joined)
+			}
+			for _, w := range tt.wantErr {
+				if joined == nil || !strings.Contains(joined.Error(), w) {
+					t.Errorf("errors %v, want one containing %q", joined, w)
+				}
+			}
+		})
+	}
+}
+
+const pod = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels:
+    app.kubernetes.io/name: web
+spec:
+  containers:
+  - name: app
+    image: nginx
+    securityContext:
+      privileged: true
+  - name: sidecar
+    image: envoy
+`
+
+func TestLocate(t *testing.T) {
+	objs, errs := Parse("p.yaml", []byte(pod))
+	if len(errs) > 0 || len(objs) != 1 {
+		t.Fatalf("parse: %v", errs)
+	}
+	o := objs[0]
+	tests := []struct {
+		field     string
+		line, col int
+	}{
+		{"", 1, 1},
+		{"spec", 7, 1},
+		{"spec.containers[0]", 9, 5},
+		{"spec.containers[0].securityContext.privileged", 12, 7},
+		{"spec.containers[0].securityContext.runAsNonRoot", 11, 5}, // missing: its parent
+		{"spec.containers[1].image", 14, 5},
+		{"spec.containers[7].image", 8, 3}, // missing index: the list
+		{`metadata.labels["app.kubernetes.io/name"]`, 6, 5},
+		{"spec.volumes[0].hostPath", 7, 1},
+	}
+	for _, tt := range tests {
+		got := o.Locate(tt.field)
+		if got.Line != tt.line || got.Column != tt.col || got.File != "p.yaml" {
+			t.Errorf("Locate(%q) = %v, want p.yaml:%d:%d", tt.field, got, tt.line, tt.col)
+		}
+	}
+	if n := o.Lookup("spec.containers[1].name"); n == nil || n.Value != "sidecar" {
+		t.Errorf("Lookup = %v", n)
+	}
+	if n := o.Lookup("spec.containers[x]"); n != nil {
+		t.Errorf("Lookup of a bad index = %v, want nil", n)
+	}
+}
+
+func TestSplitPath(t *testing.T) {
+	tests := map[string][]string{
+		"":                         nil,
+		"a.b":                      {"a", "b"},
+		"a[0].b":                   {"a", "0", "b"},
+		`m.labels["x.y/z"].q`:      {"m", "labels", "x.y/z", "q"},
+		`m['a.b']`:                 {"m", "a.b"},
+		"spec.containers[12]":      {"spec", "containers", "12"},
+		"a[":                       {"a", ""},
+		"spec.template.spec.x[1]y": {"spec", "template", "spec", "x", "1", "y"},
+	}
+	for in, want := range tests {
+		got := SplitPath(in)
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("SplitPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestContent(t *testing.T) {
+	in := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+data:
+  n: 10
+  f: 1.5
+  b: true
+  s: "10"
+  z: null
+  hex: 0x10
+base: &b {x: 1}
+merged:
+  <<: *b
+  y: 2
+`
+	objs, errs := Parse("c.yaml", []byte(in))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	c, err := objs[0].Content()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := c["data"].(map[string]any)
+	want := map[string]any{"n": int64(10), "f": 1.5, "b": true, "s": "10", "z": nil, "hex": int64(16)}
+	for k, v := range want {
+		if data[k] != v {
+			t.Errorf("data.%s = %#v, want %#v", k, data[k], v)
+		}
+	}
+	m := c["merged"].(map[string]any)
+	if m["x"] != int64(1) || m["y"] != int64(2) {
+		t.Errorf("merge key: %v", m)
+	}
+}
+
+func TestContentErrors(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"duplicate key", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: 1\n  a: 2\n", "c.yaml:6:3: duplicate key \"a\""},
+		{"alias bomb", billionLaughs(), "excessive aliasing"},
+		{"complex key", "apiVersion: v1\nkind: ConfigMap\n? [a, b]\n: c\n", "c.yaml:3:3: mapping key must be a string"},
+		{"deep nesting", "apiVersion: v1\nkind: X\nspec: " + strings.Repeat("[", 2000) + strings.Repeat("]", 2000) + "\n", "nested more than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, errs := Parse("c.yaml", []byte(tt.in))
+			if len(errs) > 0 {
+				if strings.Contains(errors.Join(errs...).Error(), tt.want) {
+					return
+				}
+				t.Fatalf("parse errors %v", errs)
+			}
+			_, err := objs[0].Content()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Content() error = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func billionLaughs() string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i < 10; i++ {
+		b.WriteString("a" + strconv.Itoa(i) + ": &a" + strconv.Itoa(i) + " [")
+		for j := 0; j < 9; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("*a" + strconv.Itoa(i-1))
+		}
+		b.WriteString("]\n")
+	}
+	return b.String()
+}
+
+func TestReadDirectory(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("b.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+	write("a/z.yml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: z}\n")
+	write("a/y.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"y"}}`)
+	write("c.txt", "not yaml")
+	write(".git/x.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n")
+	write("bad.yaml", "a: [\n")
+	set := Read([]string{dir}, nil)
+	var names []string
+	for _, o := range set.Objects() {
+		names = append(names, o.Name)
+	}
+	if got := strings.Join(names, ","); got != "y,z,b" {
+		t.Errorf("objects in lexical file order = %s, want y,z,b", got)
+	}
+	errs := set.Errors()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "bad.yaml:") {
+		t.Errorf("errors = %v, want one for bad.yaml", errs)
+	}
+
+	empty := t.TempDir()
+	set = Read([]string{empty, filepath.Join(dir, "missing.yaml")}, nil)
+	got := errors.Join(set.Errors()...).Error()
+	for _, want := range []string{"directory holds no *.yaml", "missing.yaml: cannot read: no such file or directory"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q, want %q", got, want)
+		}
+	}
+}
+
+func TestReadStdin(t *testing.T) {
+	set := Read([]string{"-"}, strings.NewReader("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"))
+	objs := set.Objects()
+	if len(objs) != 1 || objs[0].File != "<stdin>" {
+		t.Fatalf("stdin objects = %v", objs)
+	}
+}
+
+func TestPodTemplatesOf(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"apiVersion: v1\nkind: Pod\nspec: {}\n", []string{"spec"}},
+		{"apiVersion: apps/v1\nkind: Deployment\nspec: {template: {spec: {}}}\n", []string{"spec.template.spec"}},
+		{"apiVersion: batch/v1\nkind: CronJob\nspec: {jobTemplate: {spec: {template: {spec: {}}}}}\n", []string{"spec.jobTemplate.spec.template.spec"}},
+		{"apiVersion: v1\nkind: PodTemplate\ntemplate: {spec: {}}\n", []string{"template.spec"}},
+		{"apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec:\n  replicatedJobs:\n  - name: a\n    template: {spec: {template: {spec: {}}}}\n  - name: b\n    template: {spec: {template: {spec: {}}}}\n",
+			[]string{"spec.replicatedJobs[0].template.spec.template.spec", "spec.replicatedJobs[1].template.spec.template.spec"}},
+		{"apiVersion: v1\nkind: ConfigMap\n", nil},
+		{"apiVersion: apps/v1\nkind: Deployment\nspec: {}\n", nil},
+	}
+	for _, tt := range tests {
+		objs, errs := Parse("w.yaml", []byte(tt.in))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		var got []string
+		for _, pt := range PodTemplatesOf(objs[0]) {
+			got = append(got, pt.SpecPath())
+		}
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("%s: templates %v, want %v", objs[0].Kind, got, tt.want)
+		}
+	}
+}
+
+func TestParseKubeVersion(t *testing.T) {
+	for in, want := range map[string]string{"1.31": "1.31", "v1.29": "1.29", "v1.30.4": "1.30"} {
+		v, err := ParseKubeVersion(in)
+		if err != nil || v.String() != want {
+			t.Errorf("ParseKubeVersion(%q) = %v, %v; want %s", in, v, err, want)
+		}
+	}
+	for _, in := range []string{"", "1", "2.0", "1.x", "1.2.3.4", "v1.30.x"} {
+		if _, err := ParseKubeVersion(in); err == nil {
+			t.Errorf("ParseKubeVersion(%q) succeeded, want an error", in)
+		}
+	}
+	if !(KubeVersion{1, 28}).Less(KubeVersion{1, 29}) || !(KubeVersion{1, 29}).AtLeast(KubeVersion{1, 29}) {
+		t.Error("version ordering is wrong")
+	}
+}
+
+func TestWriteIsDeterministic(t *testing.T) {
+	objs, _ := Parse("p.yaml", []byte(pod+"---\n"+pod))
+	var a, b strings.Builder
+	if err := Write(&a, objs); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&b, objs); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() || strings.Count(a.String(), "---\n") != 1 {
+		t.Errorf("Write output:\n%s", a.String())
+	}
+	back, errs := Parse("again.yaml", []byte(a.String()))
+	if len(errs) > 0 || len(back) != 2 {
+		t.Errorf("written stream does not parse back: %v", errs)
+	}
+}
