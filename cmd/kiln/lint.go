@@ -154,7 +154,7 @@ func printInputErrors(e *env, errs []error) {
 
 func newLintCmd(e *env) *cobra.Command {
 	var lf lintFlags
-	var format string
+	var format, failOn string
 	var noColor, showSuppressed bool
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...|-]",
@@ -164,10 +164,15 @@ judges it, ValidatingAdmissionPolicies as the API server evaluates them, and
 kiln's own rules. With no PATH, lints the current directory. App specs among the
 inputs are compiled first and their output is linted.
 
-Exit codes: 0 no error-level findings, 1 error-level findings, 2 usage or input error.`,
+Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
+(error-level by default), 2 usage or input error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !validFormat(format) {
 				return usageErrorf("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+			}
+			threshold, err := parseFailOn(failOn)
+			if err != nil {
+				return err
 			}
 			cfg, opts, err := lf.load()
 			if err != nil {
@@ -192,7 +197,7 @@ Exit codes: 0 no error-level findings, 1 error-level findings, 2 usage or input 
 				printInputErrors(e, inputErrs)
 				return &exitError{code: exitInput}
 			}
-			if res.HasErrors() {
+			if failsAt(res, threshold) {
 				return &exitError{code: exitFindings}
 			}
 			return nil
@@ -200,6 +205,7 @@ Exit codes: 0 no error-level findings, 1 error-level findings, 2 usage or input 
 	}
 	lf.register(cmd)
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(report.Formats, ", "))
+	cmd.Flags().StringVar(&failOn, "fail-on", "error", "lowest severity that makes kiln exit 1: "+failOnValues)
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
 	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")
 	return cmd
