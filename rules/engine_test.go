@@ -1,0 +1,246 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	_ "github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/manifest"
+)
+
+const twoPods = `apiVersion: v1
+kind: Pod
+metadata:
+  name: b
+  annotations:
+    kiln.dev/ignore: "test/b-rule, other/* # vendored chart, fixed upstream"
+spec:
+  containers:
+  - name: app
+    image: nginx
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: a
+spec:
+  containers:
+  - name: app
+    image: nginx
+`
+
+func parse(t *testing.T, file, in string) []*manifest.Object {
+	t.Helper()
+	objs, errs := manifest.Parse(file, []byte(in))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return objs
+}
+
+// testChecker reports, for every object, rule a on the container image,
+// rule b on the object, and rule c twice (once as a warning, once as an
+// error) to exercise dedup.
+func testChecker() *Checker {
+	return &Checker{
+		Name: "test",
+		Rules: []*Rule{
+			{ID: "test/a-rule", Severity: Warning, Summary: "a"},
+			{ID: "test/b-rule", Severity: Error, Summary: "b"},
+			{ID: "test/c-rule", Severity: Info, Summary: "c"},
+		},
+		Run: func(p *Pass) error {
+			for _, o := range p.Objects {
+				p.Reportf("test/a-rule", o, "spec.containers[0].image", "image of %s", o.Name)
+				p.Reportf("test/b-rule", o, "", "object %s", o.Name)
+				p.Report(Diagnostic{Rule: "test/c-rule", Severity: Warning, Object: o, Field: "spec", Message: "dup"})
+				p.Report(Diagnostic{Rule: "test/c-rule", Severity: Error, Object: o, Field: "spec", Message: "dup"})
+			}
+			return nil
+		},
+	}
+}
+
+func describe(fs []Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s %s %s %s", f.Pos, f.Severity, f.Rule, f.Message)
+		if f.Suppressed != nil {
+			fmt.Fprintf(&b, " [suppressed %s: %s]", f.Suppressed.Kind, f.Suppressed.Reason)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestEngineOrderingDedupSuppression(t *testing.T) {
+	objs := append(parse(t, "z.yaml", twoPods), parse(t, "a.yaml", twoPods)[1])
+	eng := &Engine{Checkers: []*Checker{testChecker()}}
+	res, err := eng.Run(objs, []FileObjects{{File: "z.yaml"}, {File: "a.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `a.yaml:12:1 error test/b-rule object a
+a.yaml:16:1 error test/c-rule dup
+a.yaml:19:5 warning test/a-rule image of a
+z.yaml:1:1 error test/b-rule object b [suppressed annotation: vendored chart, fixed upstream]
+z.yaml:7:1 error test/c-rule dup
+z.yaml:10:5 warning test/a-rule image of b
+z.yaml:12:1 error test/b-rule object a
+z.yaml:16:1 error test/c-rule dup
+z.yaml:19:5 warning test/a-rule image of a
+`
+	if got := describe(res.Findings); got != want {
+		t.Errorf("findings:\n%s\nwant:\n%s", got, want)
+	}
+	wantSum := Summary{Files: 2, Objects: 3, Errors: 5, Warnings: 3, Infos: 0, Suppressed: 1}
+	if res.Summary != wantSum {
+		t.Errorf("summary = %+v, want %+v", res.Summary, wantSum)
+	}
+	if !res.HasErrors() || len(res.Active()) != 8 {
+		t.Errorf("HasErrors=%v active=%d", res.HasErrors(), len(res.Active()))
+	}
+}
+
+func TestEngineConfig(t *testing.T) {
+	objs := parse(t, "p.yaml", twoPods)[1:]
+	tests := []struct {
+		name   string
+		config string
+		want   string // rule:severity list
+	}{
+		{"defaults", "", "test/b-rule:error test/c-rule:error test/a-rule:warning"},
+		{"rule off", "rules: {test/b-rule: off}", "test/c-rule:error test/a-rule:warning"},
+		{"pattern off, exact on wins", "rules: {test/*: off, test/a-rule: on}", "test/a-rule:warning"},
+		{"severity override", "rules: {test/a-rule: error, test/c-rule: info}", "test/b-rule:error test/c-rule:info test/a-rule:error"},
+		{"longer pattern wins", "rules: {\"*\": info, test/*: warning}", "test/b-rule:warning test/c-rule:warning test/a-rule:warning"},
+		{"all off skips the checker", "rules: {test/*: off}", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig(".kiln.yaml", []byte(tt.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := (&Engine{Checkers: []*Checker{testChecker()}, Config: cfg}).Run(objs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range res.Findings {
+				got = append(got, f.Rule+":"+f.Severity.String())
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("got %q, want %q", strings.Join(got, " "), tt.want)
+			}
+		})
+	}
+}
+
+func TestEngineDeclare(t *testing.T) {
+	objs := parse(t, "p.yaml", twoPods)[1:]
+	c := &Checker{Name: "dyn", Run: func(p *Pass) error {
+		p.Declare(&Rule{ID: "policy/x", Severity: Warning, Summary: "x"})
+		p.Reportf("policy/x", p.Objects[0], "", "from a policy")
+		return nil
+	}}
+	res, err := (&Engine{Checkers: []*Checker{c}}).Run(objs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 1 || res.Findings[0].Severity != Warning || res.RuleByID("policy/x") == nil {
+		t.Errorf("declared rule not reported: %+v", res.Findings)
+	}
+}
+
+func TestEngineCheckerError(t *testing.T) {
+	c := &Checker{Name: "broken", Run: func(*Pass) error { return fmt.Errorf("boom") }}
+	if _, err := (&Engine{Checkers: []*Checker{c}}).Run(nil, nil); err == nil || err.Error() != "broken: boom" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	good := `kubeVersion: "1.30"
+psa: {level: baseline, version: v1.29}
+rules:
+  psa/runAsNonRoot: warning
+  "sidecar/*": off
+exclude: [vendor/**, "charts/*/tests"]
+policies: [policies/]
+storageClasses: cluster/sc.yaml
+`
+	c, err := ParseConfig("k.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.KubeVersion != "1.30" || c.PSALevel != "baseline" || c.PSAVersion != "v1.29" || c.StorageClasses != "cluster/sc.yaml" ||
+		len(c.Policies) != 1 || c.Rules["sidecar/*"] != "off" {
+		t.Errorf("config = %+v", c)
+	}
+	if !c.Enabled("psa/runAsNonRoot") || c.Enabled("sidecar/classic-in-job") {
+		t.Error("Enabled is wrong")
+	}
+	bad := []struct{ in, want string }{
+		{"kubernetes: 1.30\n", "k.yaml:1:1: unknown config key \"kubernetes\""},
+		{"kubeVersion: banana\n", "k.yaml:1:14: invalid Kubernetes version"},
+		{"psa: {level: strict}\n", "k.yaml:1:14: psa.level \"strict\" is not a Pod Security level"},
+		{"psa: {mode: x}\n", "unknown key psa.mode"},
+		{"rules:\n  psa/x: loud\n", "k.yaml:2:10: rules.psa/x: \"loud\" is not a setting"},
+		{"exclude: vendor\n", "k.yaml:1:10: exclude must be a list of strings"},
+		{"- a\n", "config must be a mapping"},
+		{"a: [\n", "k.yaml:1:1: invalid YAML in config"},
+	}
+	for _, tt := range bad {
+		_, err := ParseConfig("k.yaml", []byte(tt.in))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseConfig(%q) error = %v, want %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestExcluded(t *testing.T) {
+	c, err := ParseConfig("", []byte(`exclude: ["vendor/**", "charts/*/tests", "**/*.gen.yaml", "single.yaml"]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{
+		"vendor/a/b.yaml":        true,
+		"charts/x/tests/t.yaml":  true,
+		"charts/x/y/tests/t.yml": false,
+		"deep/dir/a.gen.yaml":    true,
+		"a.gen.yaml":             true,
+		"single.yaml":            true,
+		"sub/single.yaml":        false,
+		"app/deploy.yaml":        false,
+	} {
+		if got := c.Excluded(path); got != want {
+			t.Errorf("Excluded(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("rules: {a: off}\nexclude: [x]\npsa: {level: baseline}\n"))
+	f.Add([]byte("kubeVersion: 1.2\n"))
+	f.Add([]byte("[]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig("f.yaml", data)
+		if err == nil {
+			_ = c.Excluded("a/b.yaml")
+			_ = c.Enabled("psa/x")
+		}
+	})
+}
+
+func TestParseSeverity(t *testing.T) {
+	for in, want := range map[string]Severity{"error": Error, "WARN": Warning, "warning": Warning, "info": Info} {
+		if got, err := ParseSeverity(in); err != nil || got != want {
+			t.Errorf("ParseSeverity(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseSeverity("fatal"); err == nil {
+		t.Error("ParseSeverity(fatal) succeeded")
+	}
+}
