@@ -4,35 +4,66 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
 
-// jsonReport is version 1 of the JSON contract (DESIGN §4).
+// jsonReport is version 1 of the JSON contract (DESIGN §4). Its shape is
+// stable: fields are only ever added, never renamed or removed.
 type jsonReport struct {
 	Version  int           `json:"version"`
 	Findings []jsonFinding `json:"findings"`
-	Summary  rules.Summary `json:"summary"`
+	Summary  jsonSummary   `json:"summary"`
 }
 
 type jsonFinding struct {
-	Rule     string       `json:"rule"`
-	Severity string       `json:"severity"`
-	Message  string       `json:"message"`
-	File     string       `json:"file"`
-	Line     int          `json:"line"`
-	Column   int          `json:"column"`
-	Object   manifest.Ref `json:"object"`
-	Field    string       `json:"field"`
+	Rule     string     `json:"rule"`
+	Severity string     `json:"severity"`
+	Message  string     `json:"message"`
+	File     string     `json:"file"`
+	Line     int        `json:"line"`
+	Column   int        `json:"column"`
+	Object   jsonObject `json:"object"`
+	Field    string     `json:"field"`
 }
 
+// jsonObject always carries all four keys ("" for a cluster-scoped
+// namespace or a finding about no object), so consumers need no checks.
+type jsonObject struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+type jsonSummary struct {
+	Files      int `json:"files"`
+	Objects    int `json:"objects"`
+	Errors     int `json:"errors"`
+	Warnings   int `json:"warnings"`
+	Infos      int `json:"infos"`
+	Suppressed int `json:"suppressed"`
+}
+
+// writeJSON writes the contract: unsuppressed findings in engine order
+// ("findings" is [] when there are none), suppressed ones only counted.
 func writeJSON(w io.Writer, res *rules.Result) error {
-	out := jsonReport{Version: 1, Findings: []jsonFinding{}, Summary: res.Summary}
-	for _, f := range res.Active() {
+	s := res.Summary
+	out := jsonReport{
+		Version:  1,
+		Findings: []jsonFinding{},
+		Summary: jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
+			Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed},
+	}
+	for _, f := range res.Findings {
+		if f.Suppressed != nil {
+			continue
+		}
 		out.Findings = append(out.Findings, jsonFinding{
 			Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message,
 			File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Column,
-			Object: f.Object, Field: f.Field,
+			Object: jsonObject{APIVersion: f.Object.APIVersion, Kind: f.Object.Kind,
+				Namespace: f.Object.Namespace, Name: f.Object.Name},
+			Field: f.Field,
 		})
 	}
 	enc := json.NewEncoder(w)

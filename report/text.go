@@ -1,54 +1,67 @@
 package report
 
 import (
-	"fmt"
+	"bufio"
 	"io"
+	"strings"
 
 	"github.com/fatih/color"
 	"github.com/kilnhq/kiln/rules"
 )
 
+// writeText prints findings grouped by file: a header line per file, then
+// `file:line:col  severity  rule  message` per finding, then a summary line.
+// Suppressed findings are listed only with opts.ShowSuppressed.
 func writeText(w io.Writer, res *rules.Result, opts Options) error {
-	paint := func(c *color.Color, s string) string {
+	bw := bufio.NewWriter(w)
+	paint := func(s string, attrs ...color.Attribute) string {
 		if !opts.Color {
 			return s
 		}
-		c.EnableColor()
+		c := color.New(attrs...)
+		c.EnableColor() // the caller decided; ignore fatih/color's own terminal detection
 		return c.Sprint(s)
 	}
-	sevColor := map[rules.Severity]*color.Color{
-		rules.Error:   color.New(color.FgRed, color.Bold),
-		rules.Warning: color.New(color.FgYellow),
-		rules.Info:    color.New(color.FgCyan),
+	sevAttrs := map[rules.Severity][]color.Attribute{
+		rules.Error:   {color.FgRed, color.Bold},
+		rules.Warning: {color.FgYellow},
+		rules.Info:    {color.FgCyan},
 	}
-	file := "\x00"
+	first := true
+	file := ""
 	for _, f := range res.Findings {
 		if f.Suppressed != nil && !opts.ShowSuppressed {
 			continue
 		}
-		if f.Pos.File != file {
-			if file != "\x00" {
-				fmt.Fprintln(w)
+		if first || f.Pos.File != file {
+			if !first {
+				bw.WriteString("\n")
 			}
+			first = false
 			file = f.Pos.File
-			fmt.Fprintln(w, paint(color.New(color.Bold), file))
-		}
-		msg := f.Message
-		if f.Suppressed != nil {
-			msg += " (suppressed by " + f.Suppressed.Kind
-			if f.Suppressed.Reason != "" {
-				msg += ": " + f.Suppressed.Reason
+			header := file
+			if header == "" {
+				header = "(no file)"
 			}
-			msg += ")"
+			bw.WriteString(paint(header, color.Bold) + "\n")
 		}
-		fmt.Fprintf(w, "%s:%d:%d  %s  %s  %s\n", f.Pos.File, f.Pos.Line, f.Pos.Column,
-			paint(sevColor[f.Severity], f.Severity.String()), f.Rule, msg)
+		sev := paint(f.Severity.String(), sevAttrs[f.Severity]...)
+		msg := indentLines(f.Message)
+		if f.Suppressed != nil {
+			sev = paint(f.Severity.String(), color.Faint)
+			msg += " " + paint("["+indentLines(suppressionNote(f.Suppressed))+"]", color.Faint)
+		}
+		bw.WriteString(position(f) + "  " + sev + "  " + f.Rule + "  " + msg + "\n")
 	}
-	if file != "\x00" {
-		fmt.Fprintln(w)
+	if !first {
+		bw.WriteString("\n")
 	}
-	s := res.Summary
-	_, err := fmt.Fprintf(w, "%d files, %d objects: %d errors, %d warnings, %d infos, %d suppressed\n",
-		s.Files, s.Objects, s.Errors, s.Warnings, s.Infos, s.Suppressed)
-	return err
+	bw.WriteString(summaryLine(res.Summary) + "\n")
+	return bw.Flush()
+}
+
+// indentLines keeps a multi-line message readable under its finding line.
+func indentLines(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\n", "\n    ")
 }

@@ -1,0 +1,162 @@
+package report
+
+import (
+	"encoding/xml"
+	"io"
+	"strings"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+)
+
+// JUnit XML as CI dashboards (Jenkins, GitLab, Azure) read it: one
+// testsuite per input file, one testcase per object, one failure per
+// error-level finding. A testcase fails when it has at least one failure,
+// so tests − failures is the number of clean objects.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string         `xml:"name,attr"`
+	Classname string         `xml:"classname,attr"`
+	Failures  []junitFailure `xml:"failure"`
+	SystemOut string         `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",chardata"`
+}
+
+// junitBuilder collects testcases per file, keeping input order.
+type junitBuilder struct {
+	suites []*junitSuiteBuild
+	byFile map[string]*junitSuiteBuild
+}
+
+type junitSuiteBuild struct {
+	file  string
+	whole *junitCaseBuild // findings about the file, not an object
+	cases []*junitCaseBuild
+	byRef map[manifest.Ref]*junitCaseBuild
+}
+
+type junitCaseBuild struct {
+	name     string
+	failures []junitFailure
+	out      []string
+}
+
+func (b *junitBuilder) suite(file string) *junitSuiteBuild {
+	if s, ok := b.byFile[file]; ok {
+		return s
+	}
+	s := &junitSuiteBuild{file: file, byRef: map[manifest.Ref]*junitCaseBuild{}}
+	b.byFile[file] = s
+	b.suites = append(b.suites, s)
+	return s
+}
+
+func (s *junitSuiteBuild) object(ref manifest.Ref) *junitCaseBuild {
+	if c, ok := s.byRef[ref]; ok {
+		return c
+	}
+	c := &junitCaseBuild{name: ref.String()}
+	s.byRef[ref] = c
+	s.cases = append(s.cases, c)
+	return c
+}
+
+// suiteName names the suite (and testcase class) of a file.
+func suiteName(file string) string {
+	if file == "" {
+		return "(no file)"
+	}
+	return file
+}
+
+// writeJUnit renders every input file, including files without findings.
+func writeJUnit(w io.Writer, res *rules.Result) error {
+	b := &junitBuilder{byFile: map[string]*junitSuiteBuild{}}
+	for _, fo := range res.Files {
+		s := b.suite(fo.File)
+		for _, ref := range fo.Objects {
+			s.object(ref)
+		}
+	}
+	for _, f := range res.Findings {
+		s := b.suite(f.Pos.File)
+		var c *junitCaseBuild
+		if f.Object == (manifest.Ref{}) {
+			if s.whole == nil {
+				s.whole = &junitCaseBuild{name: suiteName(f.Pos.File)}
+			}
+			c = s.whole
+		} else {
+			c = s.object(f.Object)
+		}
+		line := position(f) + "  " + f.Severity.String() + "  " + f.Rule + "  " + f.Message
+		if f.Suppressed != nil {
+			line += " [" + suppressionNote(f.Suppressed) + "]"
+		}
+		if f.Field != "" {
+			line += "\n    field: " + f.Field
+		}
+		switch {
+		case f.Suppressed != nil:
+			c.out = append(c.out, line)
+		case f.Severity == rules.Error:
+			c.failures = append(c.failures, junitFailure{Message: f.Message, Type: f.Rule, Body: line})
+		default:
+			c.out = append(c.out, line)
+		}
+	}
+
+	out := junitSuites{Name: "kiln", Suites: []junitSuite{}}
+	for _, s := range b.suites {
+		js := junitSuite{Name: suiteName(s.file), Cases: []junitCase{}}
+		cases := s.cases
+		if s.whole != nil {
+			cases = append([]*junitCaseBuild{s.whole}, cases...)
+		}
+		for _, c := range cases {
+			jc := junitCase{Name: c.name, Classname: js.Name, Failures: c.failures}
+			if len(c.out) > 0 {
+				jc.SystemOut = strings.Join(c.out, "\n") + "\n"
+			}
+			js.Cases = append(js.Cases, jc)
+			js.Tests++
+			if len(c.failures) > 0 {
+				js.Failures++
+			}
+		}
+		out.Tests += js.Tests
+		out.Failures += js.Failures
+		out.Suites = append(out.Suites, js)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}

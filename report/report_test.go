@@ -1,0 +1,147 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/fatih/color"
+	"github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/rules"
+)
+
+func render(t *testing.T, format string, res *rules.Result, opts Options) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, format, res, opts); err != nil {
+		t.Fatalf("Write(%s): %v", format, err)
+	}
+	return buf.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		format string
+		res    *rules.Result
+		opts   Options
+	}{
+		{"text", "text", fixture(), Options{}},
+		{"text-suppressed", "text", fixture(), Options{ShowSuppressed: true}},
+		{"text-color", "text", fixture(), Options{Color: true, ShowSuppressed: true}},
+		{"json", "json", fixture(), Options{}},
+		{"sarif", "sarif", fixture(), Options{ToolVersion: "v0.1.0"}},
+		{"junit", "junit", fixture(), Options{}},
+		{"github", "github", fixture(), Options{}},
+		{"text-empty", "text", empty(), Options{}},
+		{"json-empty", "json", empty(), Options{}},
+		{"sarif-empty", "sarif", empty(), Options{}},
+		{"junit-empty", "junit", empty(), Options{}},
+		{"github-empty", "github", empty(), Options{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := render(t, tt.format, tt.res, tt.opts)
+			golden.Check(t, "testdata/"+tt.name+".golden", got)
+			// Deterministic: a second rendering is byte-identical.
+			if again := render(t, tt.format, tt.res, tt.opts); !bytes.Equal(got, again) {
+				t.Errorf("two renderings differ")
+			}
+		})
+	}
+}
+
+func TestUnknownFormat(t *testing.T) {
+	err := Write(&bytes.Buffer{}, "yaml", fixture(), Options{})
+	if err == nil || !strings.Contains(err.Error(), `"yaml"`) {
+		t.Fatalf("Write(yaml) = %v, want an error naming the format", err)
+	}
+}
+
+func TestEveryFormatRenders(t *testing.T) {
+	for _, f := range Formats {
+		for _, res := range []*rules.Result{fixture(), empty(), {}, nil} {
+			if out := render(t, f, res, Options{}); len(out) == 0 {
+				t.Errorf("%s: empty output", f)
+			}
+		}
+	}
+}
+
+func TestTextColor(t *testing.T) {
+	// fatih/color's own switch (set from the terminal and NO_COLOR) must
+	// not matter: the caller decides through Options.Color.
+	saved := color.NoColor
+	defer func() { color.NoColor = saved }()
+	for _, global := range []bool{true, false} {
+		color.NoColor = global
+		tests := []struct {
+			opts     Options
+			wantANSI bool
+		}{
+			{Options{Color: true}, true},
+			{Options{Color: false}, false},
+			{Options{Color: false, ShowSuppressed: true}, false},
+		}
+		for _, tt := range tests {
+			out := string(render(t, "text", fixture(), tt.opts))
+			if got := strings.Contains(out, "\x1b["); got != tt.wantANSI {
+				t.Errorf("NoColor=%v %+v: ANSI escapes present = %v, want %v", global, tt.opts, got, tt.wantANSI)
+			}
+			if tt.wantANSI && !strings.Contains(out, "\x1b[31;1merror\x1b[") {
+				t.Errorf("NoColor=%v: errors not painted bold red:\n%s", global, out)
+			}
+		}
+	}
+}
+
+func TestTextLines(t *testing.T) {
+	tests := []struct {
+		opts Options
+		want []string // lines that must appear
+		not  []string // substrings that must not
+	}{
+		{
+			opts: Options{},
+			want: []string{
+				webFile,
+				"deploy/web.yaml:8:3  error  psa/runAsNonRoot  pod or containers \"app\", \"envoy\" must set securityContext.runAsNonRoot=true",
+				"deploy/web.yaml:30:1  info  policy/require-labels  Service web has no app.kubernetes.io/name label",
+				"(no file)",
+				"-  warning  config/unknown-rule  .kiln.yaml names rule \"psa/nope\", which no checker declares",
+				"4 files, 6 objects: 3 errors, 3 warnings, 1 info, 2 suppressed",
+			},
+			not: []string{"sidecar/native", "suppressed by", cleanFile},
+		},
+		{
+			opts: Options{ShowSuppressed: true},
+			want: []string{
+				"deploy/web.yaml:20:7  warning  sidecar/native  container \"envoy\" runs as a plain sidecar [suppressed by annotation: migrating in Q3: see OPS-12, OPS-13]",
+				"sub dir/job, one.yaml:5:3  error  psa/runAsNonRoot  pod or container \"train\" must set securityContext.runAsNonRoot=true [suppressed by config]",
+			},
+		},
+	}
+	for _, tt := range tests {
+		out := string(render(t, "text", fixture(), tt.opts))
+		lines := strings.Split(out, "\n")
+		for _, w := range tt.want {
+			if !contains(lines, w) {
+				t.Errorf("%+v: no line %q in:\n%s", tt.opts, w, out)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(out, n) {
+				t.Errorf("%+v: output contains %q:\n%s", tt.opts, n, out)
+			}
+		}
+	}
+}
+
+func contains(lines []string, s string) bool {
+	for _, l := range lines {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
