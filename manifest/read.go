@@ -193,6 +193,10 @@ func ReadFile(path string, stdin io.Reader) *Source {
 func Parse(file string, data []byte) ([]*Object, []error) {
 	var objs []*Object
 	var errs []error
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		line, col := lineCol(data, i)
+		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file holds a NUL byte: it is binary, not YAML or JSON"}}
+	}
 	if !utf8Valid(data) {
 		line, col := invalidUTF8At(data)
 		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
@@ -222,13 +226,24 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 		}
 		if isList(o) {
 			items, ierrs := expandList(o)
-			objs = append(objs, items...)
 			errs = append(errs, ierrs...)
+			for _, it := range items {
+				objs, errs = appendDecoded(objs, errs, it)
+			}
 			continue
 		}
-		objs = append(objs, o)
+		objs, errs = appendDecoded(objs, errs, o)
 	}
 	return objs, errs
+}
+
+// appendDecoded decodes the object now (every rule needs its content, and
+// duplicate keys or alias bombs are input errors) and keeps it if that works.
+func appendDecoded(objs []*Object, errs []error, o *Object) ([]*Object, []error) {
+	if _, err := o.Content(); err != nil {
+		return objs, append(errs, err)
+	}
+	return append(objs, o), errs
 }
 
 func isList(o *Object) bool {
@@ -268,10 +283,32 @@ func yamlError(file string, err error) error {
 		}
 		msg = m[2]
 	}
+	if isParserError(msg) {
+		// go-yaml reports parser (not scanner) errors with a 0-based line.
+		line++
+	}
 	if strings.Contains(msg, "found character that cannot start any token") {
 		msg += " (tabs cannot indent YAML; use spaces)"
 	}
 	return &Error{Pos: Position{File: file, Line: line, Column: 1}, Msg: "invalid YAML: " + msg}
+}
+
+// parserErrors are the problems go-yaml's parser (as opposed to its scanner) reports.
+var parserErrors = []string{
+	"did not find expected <document start>", "did not find expected node content",
+	"did not find expected key", "did not find expected '-' indicator",
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected <stream-start>", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found duplicate %TAG directive", "found undefined tag handle",
+}
+
+func isParserError(msg string) bool {
+	for _, p := range parserErrors {
+		if msg == p {
+			return true
+		}
+	}
+	return false
 }
 
 // SortErrors orders errors by file and position, for stable output.

@@ -21,3 +21,16 @@ func invalidUTF8At(b []byte) (line, col int) {
 	}
 	return line, col
 }
+
+// lineCol returns the 1-based line and column (in runes) of byte offset off.
+func lineCol(b []byte, off int) (line, col int) {
+	line, col = 1, 1
+	for _, r := range string(b[:off]) {
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}

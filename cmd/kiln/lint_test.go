@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/kilnhq/kiln/internal/golden"
+)
+
+// runKiln runs the CLI in-process and returns exit code, stdout and stderr.
+func runKiln(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, content := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const goodConfigMap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, namespace: shop}\ndata: {a: b}\n"
+
+func TestLintBadInput(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"good.yaml":     goodConfigMap,
+		"invalid.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n",
+		"scalar.yaml":   "just a string\n",
+		"nokind.yaml":   "apiVersion: v1\nmetadata: {name: x}\n",
+		"empty/README":  "no manifests here",
+		"dupkey.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  a: 1\n  a: 2\n",
+		"tabbed.yml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: t\n",
+		"binary.json":   "\x00\x01\xff\xfe",
+		"nested/x.json": `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`,
+	})
+	if err := os.Symlink(filepath.Join(dir, "gone.yaml"), filepath.Join(dir, "dangling.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		wants []string // substrings of stderr
+	}{
+		{"invalid YAML", []string{"invalid.yaml"}, []string{"invalid.yaml:4:1: invalid YAML"}},
+		{"scalar document", []string{"scalar.yaml"}, []string{"scalar.yaml:1:1: expected a Kubernetes object"}},
+		{"missing kind", []string{"nokind.yaml"}, []string{"nokind.yaml:1:1: object has no kind"}},
+		{"unreadable file", []string{"dangling.yaml"}, []string{"dangling.yaml: cannot read: no such file or directory"}},
+		{"directory with no manifests", []string{"empty"}, []string{"empty: directory holds no *.yaml"}},
+		{"tab indentation", []string{"tabbed.yml"}, []string{"tabbed.yml:4:1: invalid YAML", "tabs cannot indent"}},
+		{"binary junk", []string{"binary.json"}, []string{"binary.json:1:1: file holds a NUL byte"}},
+		{"all at once, good files still linted", []string{"good.yaml", "invalid.yaml", "scalar.yaml", "empty", "dangling.yaml"},
+			[]string{"invalid.yaml:4:1", "scalar.yaml:1:1", "empty: directory", "dangling.yaml: cannot read"}},
+	}
+	chdir(t, dir)
+	for _, tt := range tests {
+		for _, format := range []string{"text", "json"} {
+			t.Run(tt.name+"/"+format, func(t *testing.T) {
+				code, stdout, stderr := runKiln(t, "", append([]string{"lint", "-f", format}, tt.args...)...)
+				if code != exitInput {
+					t.Errorf("exit code %d, want %d; stderr: %s", code, exitInput, stderr)
+				}
+				for _, w := range tt.wants {
+					if !strings.Contains(stderr, w) {
+						t.Errorf("stderr %q lacks %q", stderr, w)
+					}
+				}
+				if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
+					t.Errorf("panic: %s", stderr)
+				}
+				if format == "json" {
+					var rep struct {
+						Version  int               `json:"version"`
+						Findings []json.RawMessage `json:"findings"`
+						Summary  map[string]int    `json:"summary"`
+					}
+					if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.Version != 1 || rep.Findings == nil {
+						t.Errorf("stdout is not a valid JSON report (%v): %q", err, stdout)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestLintDuplicateKeyIsAnInputError(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"dupkey.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  a: 1\n  a: 2\n"})
+	chdir(t, dir)
+	code, _, stderr := runKiln(t, "", "lint", "dupkey.yaml")
+	if code != exitInput || !strings.Contains(stderr, "dupkey.yaml:6:3: duplicate key \"a\"") {
+		t.Errorf("code %d stderr %q", code, stderr)
+	}
+}
+
+func TestLintStdinAndDirectory(t *testing.T) {
+	code, stdout, stderr := runKiln(t, goodConfigMap, "lint", "--no-color", "-")
+	if code != exitOK || !strings.Contains(stdout, "1 file, 1 object: 0 errors") {
+		t.Errorf("stdin: code %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	dir := writeFiles(t, map[string]string{"a/b.yaml": goodConfigMap, "a/c.yml": goodConfigMap, "a/vendor/x.yaml": "broken: [\n"})
+	chdir(t, dir)
+	code, stdout, _ = runKiln(t, "", "lint", "a", "--config", writeConfig(t, "exclude: [a/vendor]\n"))
+	if code != exitOK || !strings.Contains(stdout, "2 files, 2 objects:") {
+		t.Errorf("dir with exclude: code %d stdout %q", code, stdout)
+	}
+}
+
+func writeConfig(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kiln.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLintUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lint", "--format", "xml", "-"}, `--format "xml"`},
+		{[]string{"lint", "--kube-version", "banana", "-"}, "--kube-version"},
+		{[]string{"lint", "--kube-version", "1.12", "-"}, "outside the range"},
+		{[]string{"lint", "--psa-level", "strict", "-"}, `--psa-level "strict"`},
+		{[]string{"lint", "--authorizer", "maybe", "-"}, `--authorizer "maybe"`},
+		{[]string{"lint", "--config", "/nonexistent/kiln.yaml", "-"}, "cannot read config"},
+		{[]string{"lint", "--bogus"}, "unknown flag"},
+		{[]string{"explain", "no/such-rule"}, `unknown rule "no/such-rule"`},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runKiln(t, goodConfigMap, tt.args...)
+		if code != exitInput || !strings.Contains(stderr, tt.want) {
+			t.Errorf("%v: code %d stderr %q, want exit 2 and %q", tt.args, code, stderr, tt.want)
+		}
+		if stdout != "" {
+			t.Errorf("%v: stdout %q, want nothing", tt.args, stdout)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, stdout, _ := runKiln(t, "", "version")
+	if code != 0 || !strings.Contains(stdout, "kiln dev") || !strings.Contains(stdout, "Kubernetes 1.16 to 1.37") {
+		t.Errorf("version: %d %q", code, stdout)
+	}
+}
+
+// chdir changes the working directory for the rest of the test.
+func chdir(t *testing.T, dir string) {
+	t.Helper()
+	t.Chdir(dir)
+}
