@@ -74,8 +74,8 @@ type Checker struct {
 
 // Pass is what a checker sees: every object, the run's options, and a way to report.
 type Pass struct {
-	Objects []*manifest.Object
-	Options *Options
+	Objects  []*manifest.Object
+	Options  *Options
 	checker  *Checker
 	report   func(Diagnostic)
 	declared []*Rule
