@@ -1,0 +1,50 @@
+package psa
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	_ "github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+)
+
+// lint parses YAML and runs the PSA checker alone through the engine.
+func lint(t testing.TB, src string, opts *rules.Options) *rules.Result {
+	t.Helper()
+	objs, errs := manifest.Parse("test.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatalf("parse: %v\n%s", errs, src)
+	}
+	e := &rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts}
+	res, err := e.Run(objs, nil)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return res
+}
+
+// describe renders findings one per line for comparison: "line:col severity rule field: message".
+func describe(res *rules.Result) string {
+	var b strings.Builder
+	for _, f := range res.Findings {
+		sup := ""
+		if f.Suppressed != nil {
+			sup = " (suppressed)"
+		}
+		fmt.Fprintf(&b, "%d:%d %s %s %s: %s%s\n", f.Pos.Line, f.Pos.Column, f.Severity, f.Rule, f.Field, f.Message, sup)
+	}
+	return b.String()
+}
+
+// ruleIDs returns the rule IDs of the active findings with at least the severity.
+func ruleIDs(res *rules.Result, atLeast rules.Severity) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range res.Active() {
+		if f.Severity >= atLeast {
+			out[f.Rule] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+package psa
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kilnhq/kiln/rules"
+	"k8s.io/pod-security-admission/api"
+)
+
+// clusterDefaults is the policy of a namespace without Pod Security labels in
+// a cluster with the default admission configuration: every mode privileged.
+var clusterDefaults = api.Policy{
+	Enforce: api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
+	Audit:   api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
+	Warn:    api.LevelVersion{Level: api.LevelPrivileged, Version: api.LatestVersion()},
+}
+
+// namespaceModes resolves the Pod Security policy of every Namespace in the
+// input with upstream's api.PolicyToEvaluate, reporting labels it cannot
+// parse. Upstream then evaluates with what it returned alongside the error:
+// an invalid enforce level or any invalid version means restricted / latest,
+// an invalid warn or audit level means privileged.
+func namespaceModes(pass *rules.Pass) map[string][]mode {
+	out := map[string][]mode{}
+	for _, o := range pass.Objects {
+		if o.Kind != "Namespace" || o.Group() != "" || o.Name == "" {
+			continue
+		}
+		if _, dup := out[o.Name]; dup {
+			continue // the first definition wins; duplicates are another rule's business
+		}
+		p, errs := api.PolicyToEvaluate(o.Labels, clusterDefaults)
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].Field < errs[j].Field })
+		for _, e := range errs {
+			label := labelOf(e.Field)
+			pass.Report(rules.Diagnostic{
+				Rule:   InvalidLabelRule,
+				Object: o,
+				Field:  "metadata.labels[" + strconv.Quote(label) + "]",
+				Message: fmt.Sprintf("label %s has invalid value %q: %s; the API server then evaluates %s",
+					label, o.Labels[label], e.Detail, fallbackNote(label)),
+			})
+		}
+		out[o.Name] = activeModes(p)
+	}
+	return out
+}
+
+// labelOf extracts the label key from a field path "metadata.labels[key]".
+func labelOf(field string) string {
+	if i := strings.IndexByte(field, '['); i >= 0 && strings.HasSuffix(field, "]") {
+		return field[i+1 : len(field)-1]
+	}
+	return field
+}
+
+// fallbackNote says what upstream's PolicyToEvaluate uses in place of an invalid label value.
+func fallbackNote(label string) string {
+	switch label {
+	case api.EnforceLevelLabel:
+		return "enforce as restricted"
+	case api.WarnLevelLabel:
+		return "warn as privileged (not at all)"
+	case api.AuditLevelLabel:
+		return "audit as privileged (not at all)"
+	}
+	return "this mode at version latest"
+}

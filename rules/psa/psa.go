@@ -1,0 +1,219 @@
+// Package psa judges pod templates with Pod Security Admission as the API
+// server does: k8s.io/pod-security-admission's own checks, at the levels and
+// versions the Namespace labels in the input ask for.
+//
+// Every upstream check is a rule "psa/<check ID>". A template of any workload
+// kind (Pod, PodTemplate, ReplicationController, Deployment, ReplicaSet,
+// StatefulSet, DaemonSet, Job, CronJob, JobSet) is decoded the way the API
+// server decodes it and given the server defaults that change verdicts.
+// enforce failures are errors, warn and audit failures warnings; a workload
+// whose Namespace is not in the input is judged at Options.PSALevel and
+// PSAVersion as enforce.
+package psa
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	"k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+)
+
+// Rule IDs that are not upstream checks.
+const (
+	// InvalidLabelRule reports a pod-security.kubernetes.io/* label value upstream cannot parse.
+	InvalidLabelRule = "psa/invalid-label"
+	// DecodeRule reports a pod template the API server would reject when decoding it.
+	DecodeRule = "psa/decode"
+)
+
+// RuleID returns the rule ID of an upstream check.
+func RuleID(id policy.CheckID) string { return "psa/" + string(id) }
+
+// Checker is the Pod Security checker; it is registered under the name "psa".
+var Checker *rules.Checker
+
+var (
+	judgeOnce sync.Once
+	theJudge  *judge
+	judgeErr  error
+)
+
+func init() {
+	Checker = &rules.Checker{Name: "psa", Rules: buildRules(policy.DefaultChecks()), Run: run}
+	rules.Register(Checker)
+}
+
+func sharedJudge() (*judge, error) {
+	judgeOnce.Do(func() { theJudge, judgeErr = newJudge(policy.DefaultChecks()) })
+	return theJudge, judgeErr
+}
+
+// mode is one Pod Security mode of a namespace and the severity its failures get.
+type mode struct {
+	lv       api.LevelVersion
+	severity rules.Severity
+}
+
+func run(pass *rules.Pass) error {
+	j, err := sharedJudge()
+	if err != nil {
+		return err
+	}
+	fallback, err := fallbackModes(pass.Options)
+	if err != nil {
+		return err
+	}
+	namespaces := namespaceModes(pass)
+
+	workers := runtime.GOMAXPROCS(0)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	const chunk = 16
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= len(pass.Objects) {
+					return
+				}
+				for _, o := range pass.Objects[start:min(start+chunk, len(pass.Objects))] {
+					ns := o.Namespace
+					if ns == "" {
+						ns = "default"
+					}
+					modes, ok := namespaces[ns]
+					if !ok {
+						modes = fallback
+					}
+					checkObject(pass, j, o, modes)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// fallbackModes is the policy for workloads whose Namespace is not in the input.
+func fallbackModes(opts *rules.Options) ([]mode, error) {
+	level, version := "restricted", "latest"
+	if opts != nil && opts.PSALevel != "" {
+		level = opts.PSALevel
+	}
+	if opts != nil && opts.PSAVersion != "" {
+		version = opts.PSAVersion
+	}
+	l, err := api.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("Pod Security level %q: %v", level, err)
+	}
+	v, err := api.ParseVersion(version)
+	if err != nil {
+		return nil, fmt.Errorf("Pod Security version %q: %v", version, err)
+	}
+	return activeModes(api.Policy{Enforce: api.LevelVersion{Level: l, Version: v}}), nil
+}
+
+// activeModes lists the non-privileged modes of a policy, enforce first.
+func activeModes(p api.Policy) []mode {
+	var out []mode
+	for _, m := range []mode{{p.Enforce, rules.Error}, {p.Warn, rules.Warning}, {p.Audit, rules.Warning}} {
+		if m.lv.Level != "" && m.lv.Level != api.LevelPrivileged {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// checkObject judges every pod template of an object.
+func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode) {
+	if len(modes) == 0 {
+		return
+	}
+	tmpls := manifest.PodTemplatesOf(o)
+	if len(tmpls) == 0 {
+		return
+	}
+	content, err := o.Content()
+	if err != nil {
+		pass.Report(rules.Diagnostic{Rule: DecodeRule, Object: o, Message: err.Error()})
+		return
+	}
+	isPod := o.Kind == "Pod" && o.Group() == ""
+	for _, t := range tmpls {
+		prefix := ""
+		if o.Kind == "JobSet" {
+			prefix = fmt.Sprintf("replicated job %q: ", t.Name)
+		}
+		meta, spec, err := decodeTemplate(content, t, isPod)
+		if err != nil {
+			pass.Report(rules.Diagnostic{Rule: DecodeRule, Object: o, Field: t.SpecPath(),
+				Message: prefix + "the API server would reject this pod template: " + err.Error()})
+			continue
+		}
+		type found struct {
+			failure
+			severity rules.Severity
+		}
+		var order []policy.CheckID
+		worst := map[policy.CheckID]found{}
+		seen := map[api.LevelVersion]bool{}
+		for _, m := range modes {
+			if seen[m.lv] {
+				continue // an earlier mode at the same level and version had a higher or equal severity
+			}
+			seen[m.lv] = true
+			fails, err := j.evaluate(m.lv, meta, spec)
+			if err != nil {
+				pass.Report(rules.Diagnostic{Rule: DecodeRule, Object: o, Field: t.SpecPath(), Message: prefix + err.Error()})
+				continue
+			}
+			for _, f := range fails {
+				prev, ok := worst[f.check.id]
+				if !ok {
+					order = append(order, f.check.id)
+				}
+				if !ok || m.severity > prev.severity {
+					worst[f.check.id] = found{f, m.severity}
+				}
+			}
+		}
+		for _, id := range order {
+			f := worst[id]
+			field := locate(f.check, meta, spec)
+			pass.Report(rules.Diagnostic{
+				Rule:     RuleID(id),
+				Severity: f.severity,
+				Message:  prefix + message(f.result),
+				Object:   o,
+				Field:    join(t.Path, field),
+			})
+		}
+	}
+}
+
+// message formats a check result as upstream does for a single object: "reason (detail)".
+func message(r policy.CheckResult) string {
+	reason := r.ForbiddenReason
+	if reason == "" {
+		reason = policy.UnknownForbiddenReason
+	}
+	if r.ForbiddenDetail == "" {
+		return reason
+	}
+	return reason + " (" + r.ForbiddenDetail + ")"
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}

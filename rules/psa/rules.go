@@ -1,0 +1,195 @@
+package psa
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kilnhq/kiln/rules"
+	"k8s.io/pod-security-admission/policy"
+)
+
+// ruleDoc describes an upstream check for `kiln rules` and `kiln explain`.
+type ruleDoc struct {
+	summary, doc string
+	// fail and pass are the pod spec bodies (indented under "spec:") of the examples.
+	fail, pass string
+}
+
+// podExample wraps a pod spec body in a Pod.
+func podExample(spec string) string {
+	return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: app\nspec:\n" + spec
+}
+
+// container is the one container of most examples, with a securityContext body.
+func container(securityContext string) string {
+	s := "  containers:\n  - name: app\n    image: registry.example/app:1.0\n"
+	if securityContext != "" {
+		s += "    securityContext:\n" + indent(securityContext, "      ")
+	}
+	return s
+}
+
+func indent(s, by string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return by + strings.Join(lines, "\n"+by) + "\n"
+}
+
+var docs = map[policy.CheckID]ruleDoc{
+	"allowPrivilegeEscalation": {
+		summary: "containers must set securityContext.allowPrivilegeEscalation=false",
+		doc:     "A process can gain more privileges than its parent (setuid binaries, file capabilities) unless no_new_privs is set. The restricted profile requires every container to turn privilege escalation off explicitly.",
+		fail:    container("runAsNonRoot: true"),
+		pass:    container("allowPrivilegeEscalation: false"),
+	},
+	"appArmorProfile": {
+		summary: "AppArmor profiles must not be unconfined",
+		doc:     "AppArmor confines what a container may do on the node. The baseline profile forbids turning it off (type Unconfined, or the unconfined annotation value); RuntimeDefault and Localhost profiles are allowed.",
+		fail:    container("appArmorProfile:\n  type: Unconfined"),
+		pass:    container("appArmorProfile:\n  type: RuntimeDefault"),
+	},
+	"capabilities_baseline": {
+		summary: "containers must not add capabilities beyond the default set",
+		doc:     "Linux capabilities split root's power into pieces; SYS_ADMIN, NET_ADMIN and the like let a container reach the node. The baseline profile allows adding only the capabilities a container runtime grants by default.",
+		fail:    container("capabilities:\n  add: [SYS_ADMIN]"),
+		pass:    container("capabilities:\n  add: [CHOWN]"),
+	},
+	"capabilities_restricted": {
+		summary: "containers must drop ALL capabilities and may add only NET_BIND_SERVICE",
+		doc:     "The restricted profile requires every container to drop all Linux capabilities and allows adding back only NET_BIND_SERVICE (binding ports below 1024).",
+		fail:    container("capabilities:\n  add: [CHOWN]"),
+		pass:    container("capabilities:\n  drop: [ALL]\n  add: [NET_BIND_SERVICE]"),
+	},
+	"hostNamespaces": {
+		summary: "pods must not share the node's network, PID or IPC namespace",
+		doc:     "hostNetwork, hostPID and hostIPC let a pod see and talk to everything on the node: its interfaces and ports, its processes, its shared memory. The baseline profile forbids all three.",
+		fail:    "  hostNetwork: true\n" + container(""),
+		pass:    "  hostNetwork: false\n" + container(""),
+	},
+	"hostPathVolumes": {
+		summary: "pods must not mount hostPath volumes",
+		doc:     "A hostPath volume mounts a directory of the node into the pod, which can expose credentials, the container runtime socket or the whole file system. The baseline profile forbids them.",
+		fail:    container("") + "  volumes:\n  - name: data\n    hostPath:\n      path: /var/lib/data\n",
+		pass:    container("") + "  volumes:\n  - name: data\n    emptyDir: {}\n",
+	},
+	"hostPorts": {
+		summary: "containers must not bind host ports",
+		doc:     "A hostPort opens a port on the node's own addresses, bypassing network policy and tying the pod to nodes where the port is free. The baseline profile forbids them (in a hostNetwork Pod every containerPort is a host port).",
+		fail:    "  containers:\n  - name: app\n    image: registry.example/app:1.0\n    ports:\n    - containerPort: 8080\n      hostPort: 8080\n",
+		pass:    "  containers:\n  - name: app\n    image: registry.example/app:1.0\n    ports:\n    - containerPort: 8080\n",
+	},
+	"hostProbesAndHostLifecycle": {
+		summary: "probes and lifecycle handlers must not set a host",
+		doc:     "A probe or lifecycle handler with httpGet.host or tcpSocket.host makes the kubelet connect to any address on the pod's behalf, from the node's network. The baseline profile forbids setting the host.",
+		fail:    "  containers:\n  - name: app\n    image: registry.example/app:1.0\n    livenessProbe:\n      httpGet:\n        host: 10.0.0.1\n        port: 8080\n",
+		pass:    "  containers:\n  - name: app\n    image: registry.example/app:1.0\n    livenessProbe:\n      httpGet:\n        port: 8080\n",
+	},
+	"privileged": {
+		summary: "containers must not run privileged",
+		doc:     "A privileged container has every capability and every device of the node: it is root on the node. The baseline profile forbids it.",
+		fail:    container("privileged: true"),
+		pass:    container("privileged: false"),
+	},
+	"procMount": {
+		summary: "containers must use the default /proc mount (unless in a user namespace)",
+		doc:     "The default /proc mount masks paths that reveal or change the node. The baseline profile requires it, except (from v1.35) for pods in a user namespace (hostUsers: false).",
+		fail:    container("procMount: Unmasked"),
+		pass:    container("procMount: Default"),
+	},
+	"procMount_restricted": {
+		summary: "containers must use the default /proc mount",
+		doc:     "The restricted profile requires the default, masked /proc mount for every container, even in a user namespace.",
+		fail:    "  hostUsers: false\n" + container("procMount: Unmasked"),
+		pass:    "  hostUsers: false\n" + container("procMount: Default"),
+	},
+	"restrictedVolumes": {
+		summary: "pods may use only ephemeral, projected and claim-based volume types",
+		doc:     "The restricted profile allows only configMap, csi, downwardAPI, emptyDir, ephemeral, image, persistentVolumeClaim, projected and secret volumes; other types mount storage directly, outside the cluster's access control.",
+		fail:    container("") + "  volumes:\n  - name: data\n    nfs:\n      server: nfs.example\n      path: /exports\n",
+		pass:    container("") + "  volumes:\n  - name: data\n    persistentVolumeClaim:\n      claimName: data\n",
+	},
+	"runAsNonRoot": {
+		summary: "pods must set runAsNonRoot=true",
+		doc:     "Running as root inside a container makes every escape worse. The restricted profile requires runAsNonRoot=true on the pod or on every container (from v1.35 a pod in a user namespace may leave it unset).",
+		fail:    "  securityContext:\n    runAsNonRoot: false\n" + container(""),
+		pass:    "  securityContext:\n    runAsNonRoot: true\n" + container(""),
+	},
+	"runAsUser": {
+		summary: "pods must not run as user ID 0",
+		doc:     "runAsUser: 0 runs the container as root whatever the image says. The restricted profile forbids it on the pod and on every container.",
+		fail:    "  securityContext:\n    runAsUser: 0\n" + container(""),
+		pass:    "  securityContext:\n    runAsUser: 1000\n" + container(""),
+	},
+	"seLinuxOptions": {
+		summary: "SELinux options must not set a custom user, role or type",
+		doc:     "A custom SELinux user or role, or a type other than the container types, can lift the confinement SELinux gives a container. The baseline profile allows only the container_t, container_init_t, container_kvm_t (and from v1.31 container_engine_t) types and a level.",
+		fail:    container("seLinuxOptions:\n  type: spc_t"),
+		pass:    container("seLinuxOptions:\n  type: container_t"),
+	},
+	"seccompProfile_baseline": {
+		summary: "seccomp must not be unconfined",
+		doc:     "seccomp limits the system calls a container can make. The baseline profile forbids turning it off (type Unconfined or the unconfined annotation).",
+		fail:    container("seccompProfile:\n  type: Unconfined"),
+		pass:    container("seccompProfile:\n  type: RuntimeDefault"),
+	},
+	"seccompProfile_restricted": {
+		summary: "pods must set a RuntimeDefault or Localhost seccomp profile",
+		doc:     "The restricted profile requires a seccomp profile, RuntimeDefault or Localhost, on the pod or on every container (Windows pods are exempt).",
+		fail:    container(""),
+		pass:    "  securityContext:\n    seccompProfile:\n      type: RuntimeDefault\n" + container(""),
+	},
+	"sysctls": {
+		summary: "pods may set only namespaced, safe sysctls",
+		doc:     "Some sysctls change the whole node. The baseline profile allows only a fixed list of safe, namespaced sysctls (the list grows with the policy version).",
+		fail:    "  securityContext:\n    sysctls:\n    - name: kernel.msgmax\n      value: \"65536\"\n" + container(""),
+		pass:    "  securityContext:\n    sysctls:\n    - name: net.ipv4.ip_local_port_range\n      value: \"1024 65535\"\n" + container(""),
+	},
+	"windowsHostProcess": {
+		summary: "Windows pods must not run as host processes",
+		doc:     "A Windows HostProcess container runs directly on the node with the node's privileges. The baseline profile forbids it.",
+		fail:    container("windowsOptions:\n  hostProcess: true"),
+		pass:    container("windowsOptions:\n  hostProcess: false"),
+	},
+}
+
+// buildRules makes one rule per upstream check, plus the label and decode rules.
+func buildRules(checks []policy.Check) []*rules.Rule {
+	var out []*rules.Rule
+	for _, c := range checks {
+		d, ok := docs[c.ID]
+		if !ok {
+			d = ruleDoc{summary: fmt.Sprintf("upstream Pod Security check %s", c.ID),
+				doc: fmt.Sprintf("The %s Pod Security check of k8s.io/pod-security-admission.", c.ID)}
+		}
+		doc := d.doc + fmt.Sprintf("\n\nLevel: %s (from policy version %s). Judged by k8s.io/pod-security-admission, the API server's own check; "+
+			"an enforce failure is an error, a warn or audit failure a warning.", c.Level, &c.Versions[0].MinimumVersion)
+		r := &rules.Rule{ID: RuleID(c.ID), Severity: rules.Error, Summary: d.summary, Doc: doc}
+		if d.fail != "" {
+			r.Fail, r.Pass = podExample(d.fail), podExample(d.pass)
+		}
+		out = append(out, r)
+	}
+	out = append(out,
+		&rules.Rule{
+			ID:       InvalidLabelRule,
+			Severity: rules.Error,
+			Summary:  "pod-security.kubernetes.io labels must have valid values",
+			Doc: "The API server cannot parse this Pod Security label on a Namespace. Levels are privileged, baseline or restricted; " +
+				"versions are latest or v1.N. The API server keeps working but falls back: an invalid enforce level enforces restricted, " +
+				"an invalid version means latest, an invalid warn or audit level turns that mode off.",
+			Fail: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/enforce: strict\n",
+			Pass: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n",
+		},
+		&rules.Rule{
+			ID:       DecodeRule,
+			Severity: rules.Error,
+			Summary:  "pod templates must decode as the API server decodes them",
+			Doc: "A field of the pod template has a value of the wrong type (a string where a boolean or a number belongs, a list " +
+				"where a mapping belongs), so the API server would reject the object and Pod Security cannot judge it.",
+			Fail: podExample(container("runAsNonRoot: \"yes\"")),
+			Pass: podExample(container("runAsNonRoot: true")),
+		},
+	)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
