@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make bench: kiln lint over generated corpora of 1,000 and 10,000 objects.
+# Prints objects/s, wall and CPU seconds and peak RSS for (a) a bare YAML
+# parse + decode of the same files, (b) Pod Security Admission only, and
+# (c) everything kiln runs by default, then Go micro-benchmarks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GEN=${GEN:-../shared/bench/gen-corpus}
+OUT=bench/out
+mkdir -p "$OUT"
+go build -o "$OUT/measure" ./bench/measure
+go build -o "$OUT/parseonly" ./bench/parseonly
+KILN=${KILN:-bin/kiln}
+[ -x "$KILN" ] || go build -o "$KILN" ./cmd/kiln
+printf 'rules: {"*": off, "psa/*": on}\n' > "$OUT/psa-only.yaml"
+printf '# defaults\n' > "$OUT/all.yaml"
+
+echo "machine: $(nproc) cores, $(go version | cut -d' ' -f3)"
+echo "| run                          | objects |  objects/s |  wall s |   cpu s |  RSS MB |"
+echo "|------------------------------|---------|------------|---------|---------|---------|"
+for n in ${SIZES:-1000 10000}; do
+  dir="$OUT/corpus-$n"
+  [ -d "$dir" ] || python3 "$GEN" "$n" "$dir" >/dev/null 2>&1
+  "$OUT/measure" "(a) parse only, $n" "$n" -- "$OUT/parseonly" "$dir"
+  "$OUT/measure" "(b) PSA only, $n" "$n" -- "$KILN" lint --config "$OUT/psa-only.yaml" -f json "$dir"
+  "$OUT/measure" "(c) everything, $n" "$n" -- "$KILN" lint --config "$OUT/all.yaml" -f json "$dir"
+done
+if [ -z "${NO_GOBENCH:-}" ]; then
+  go test -run '^$' -bench . -benchtime 3x ./manifest/... ./rules/... ./compiler/... 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true
+fi
