@@ -1,0 +1,392 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+func init() { commands = append(commands, newFnCmd) }
+
+// The functionConfig kinds kiln fn understands.
+const (
+	kilnAPIVersion = "kiln.dev/v1alpha1"
+	lintKind       = "Lint"
+	appKind        = "App"
+)
+
+func newFnCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fn",
+		Short: "KRM function: a ResourceList on stdin, one on stdout (validator or generator)",
+		Long: `Run kiln as a KRM function (config.kubernetes.io/v1 ResourceList on stdin,
+ResourceList on stdout), e.g. from kustomize with
+kustomize build --enable-alpha-plugins --enable-exec.
+
+The functionConfig decides the role:
+
+  kind: Lint (apiVersion: kiln.dev/v1alpha1), or none: validator. Items pass
+  through unchanged; every finding becomes a results[] entry (severity,
+  message, resourceRef, field.path, file.path/index from the
+  internal.config.kubernetes.io/path and index annotations). Findings at the
+  failOn level (default error) make kiln exit 1, so kustomize build stops.
+  spec keys: kubeVersion, psaLevel, psaVersion, policies, storageClasses, as,
+  asGroups, authorizer, config, rules, failOn (the kiln lint flags).
+
+  kind: App (apiVersion: kiln.dev/v1alpha1): generator. The spec is compiled
+  and its objects are appended to items; the generated objects are linted and
+  error findings fail the function.
+
+Exit codes: 0 ok, 1 findings at the failOn level, 2 bad input or functionConfig.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runFn(e)
+		},
+	}
+}
+
+// errFnFindings marks a run whose results must fail the function.
+var errFnFindings = errors.New("findings at the failOn level")
+
+// runFn reads a ResourceList from e.stdin, processes it and writes the
+// ResourceList (with results) to e.stdout, even when the function fails.
+func runFn(e *env) error {
+	rw := &kio.ByteReadWriter{
+		Reader: e.stdin,
+		Writer: e.stdout,
+		// Items pass through exactly: add no index annotations, remove none.
+		OmitReaderAnnotations: true,
+		KeepReaderAnnotations: true,
+	}
+	p := &fnProcessor{}
+	err := framework.Execute(p, rw)
+	for _, r := range p.results {
+		fmt.Fprintln(e.stderr, describeResult(r))
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errFnFindings):
+		return &exitError{code: exitFindings}
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee
+	}
+	return &exitError{code: exitInput, msg: "fn: " + err.Error()}
+}
+
+// fnProcessor is kiln's framework.ResourceListProcessor.
+type fnProcessor struct {
+	results framework.Results
+}
+
+// Process validates the items or, for an App functionConfig, generates objects.
+func (p *fnProcessor) Process(rl *framework.ResourceList) error {
+	fc := rl.FunctionConfig
+	if fc != nil && fc.YNode().Kind == yaml.MappingNode && len(fc.YNode().Content) == 0 {
+		fc = nil // kustomize sends {} when there is no functionConfig
+	}
+	var apiVersion, kind string
+	if fc != nil {
+		if fc.YNode().Kind != yaml.MappingNode {
+			return usageErrorf("functionConfig must be a mapping (kind Lint or App, apiVersion %s)", kilnAPIVersion)
+		}
+		apiVersion, kind = fc.GetApiVersion(), fc.GetKind()
+	}
+	switch {
+	case fc == nil:
+		return p.validate(rl, &lintSpec{})
+	case apiVersion == kilnAPIVersion && kind == lintKind:
+		spec, err := parseLintSpec(fc)
+		if err != nil {
+			return err
+		}
+		return p.validate(rl, spec)
+	case apiVersion == kilnAPIVersion && kind == appKind:
+		return p.generate(rl, fc)
+	}
+	return usageErrorf("functionConfig %s %s: kiln fn takes kind Lint (validator) or App (generator) with apiVersion %s", apiVersion, kind, kilnAPIVersion)
+}
+
+// validate lints the items and records the findings as results.
+func (p *fnProcessor) validate(rl *framework.ResourceList, spec *lintSpec) error {
+	cfg, opts, threshold, err := spec.load()
+	if err != nil {
+		return err
+	}
+	var objs []*manifest.Object
+	files := map[*manifest.Object]*framework.File{}
+	failed := false
+	for i, item := range rl.Items {
+		file, name := itemFile(item, i)
+		doc := 0
+		if file != nil {
+			doc = file.Index
+		}
+		o, err := manifest.NewObject(name, doc, -1, item.YNode())
+		if err != nil {
+			p.add(rl, &framework.Result{Severity: framework.Error, Message: err.Error(), File: file})
+			failed = true
+			continue
+		}
+		if file != nil {
+			files[o] = file
+		}
+		objs = append(objs, o)
+	}
+	compiled, specErrs := compileSpecs(objs, opts)
+	for _, err := range specErrs {
+		p.add(rl, &framework.Result{Severity: framework.Error, Message: err.Error()})
+		failed = true
+	}
+	res, err := lintObjects(compiled, nil, cfg, opts)
+	if err != nil {
+		return &exitError{code: exitInput, msg: err.Error()}
+	}
+	p.addFindings(rl, res, files)
+	if failed || failsAt(res, threshold) {
+		return errFnFindings
+	}
+	return nil
+}
+
+// generate compiles the App in fc and appends its objects to the items.
+func (p *fnProcessor) generate(rl *framework.ResourceList, fc *yaml.RNode) error {
+	spec := fc.Copy()
+	// The spec is the user's file as kustomize read it: drop what kustomize added.
+	for k := range spec.GetAnnotations() {
+		if k == "config.kubernetes.io/function" || k == "config.kubernetes.io/local-config" ||
+			strings.HasPrefix(k, "internal.config.kubernetes.io/") || strings.HasPrefix(k, "config.k8s.io/") ||
+			k == kioutil.LegacyPathAnnotation || k == kioutil.LegacyIndexAnnotation || k == kioutil.LegacyIdAnnotation {
+			if _, err := spec.Pipe(yaml.ClearAnnotation(k)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := yaml.ClearEmptyAnnotations(spec); err != nil {
+		return err
+	}
+	file, _, _ := kioutil.GetFileAnnotations(fc)
+	if file == "" {
+		file = "functionConfig"
+	}
+	app, err := manifest.NewObject(file, 0, -1, spec.YNode())
+	if err != nil {
+		return &exitError{code: exitInput, msg: err.Error()}
+	}
+	cfg, opts, threshold, err := (&lintSpec{}).load()
+	if err != nil {
+		return err
+	}
+	objs, errs := compileSpecs([]*manifest.Object{app}, opts)
+	if len(errs) > 0 {
+		manifest.SortErrors(errs)
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return &exitError{code: exitInput, msg: strings.Join(msgs, "\n")}
+	}
+	res, err := lintObjects(objs, nil, cfg, opts)
+	if err != nil {
+		return &exitError{code: exitInput, msg: err.Error()}
+	}
+	p.addFindings(rl, res, nil)
+	for _, o := range objs {
+		rl.Items = append(rl.Items, yaml.NewRNode(o.Node))
+	}
+	if failsAt(res, threshold) {
+		return errFnFindings
+	}
+	return nil
+}
+
+func (p *fnProcessor) add(rl *framework.ResourceList, r *framework.Result) {
+	rl.Results = append(rl.Results, r)
+	p.results = append(p.results, r)
+}
+
+// addFindings turns every unsuppressed finding into a result.
+func (p *fnProcessor) addFindings(rl *framework.ResourceList, res *rules.Result, files map[*manifest.Object]*framework.File) {
+	byRef := map[manifest.Ref]*framework.File{}
+	for o, f := range files {
+		byRef[o.Ref()] = f
+	}
+	for _, f := range res.Active() {
+		r := &framework.Result{
+			Severity: resultSeverity(f.Severity),
+			Message:  f.Rule + ": " + f.Message,
+			ResourceRef: &yaml.ResourceIdentifier{
+				TypeMeta: yaml.TypeMeta{APIVersion: f.Object.APIVersion, Kind: f.Object.Kind},
+				NameMeta: yaml.NameMeta{Name: f.Object.Name, Namespace: f.Object.Namespace},
+			},
+			Tags: map[string]string{"rule": f.Rule},
+		}
+		if f.Field != "" {
+			r.Field = &framework.Field{Path: f.Field}
+		}
+		r.File = byRef[f.Object]
+		p.add(rl, r)
+	}
+}
+
+func resultSeverity(s rules.Severity) framework.Severity {
+	switch s {
+	case rules.Error:
+		return framework.Error
+	case rules.Warning:
+		return framework.Warning
+	}
+	return framework.Info
+}
+
+// itemFile reads where an item came from: internal.config.kubernetes.io/path
+// and index (or their legacy config.kubernetes.io forms); nil without a path.
+// name is what kiln calls the item in messages: the path, or items[i].
+func itemFile(item *yaml.RNode, i int) (file *framework.File, name string) {
+	path, index, _ := kioutil.GetFileAnnotations(item)
+	if path == "" {
+		return nil, fmt.Sprintf("items[%d]", i)
+	}
+	file = &framework.File{Path: path}
+	if n, err := strconv.Atoi(index); err == nil {
+		file.Index = n
+	}
+	return file, path
+}
+
+// describeResult formats a result for stderr: file[index]: [severity] ref field: message.
+func describeResult(r *framework.Result) string {
+	s := r.String()
+	if r.File != nil && r.File.Path != "" {
+		return fmt.Sprintf("%s[%d]: %s", r.File.Path, r.File.Index, s)
+	}
+	return s
+}
+
+// lintSpec is the spec of a Lint functionConfig: the kiln lint flags.
+type lintSpec struct {
+	flags  lintFlags
+	rules  map[string]string
+	failOn string
+}
+
+// parseLintSpec reads a Lint functionConfig. Unknown keys are errors.
+func parseLintSpec(fc *yaml.RNode) (*lintSpec, error) {
+	ls := &lintSpec{}
+	spec := fc.Field("spec")
+	if spec == nil || yaml.IsMissingOrNull(spec.Value) {
+		return ls, nil
+	}
+	bad := func(n *yaml.Node, format string, args ...any) error {
+		return usageErrorf("functionConfig Lint: line %d: %s", n.Line, fmt.Sprintf(format, args...))
+	}
+	m := spec.Value.YNode()
+	if m.Kind != yaml.MappingNode {
+		return nil, bad(m, "spec must be a mapping")
+	}
+	str := func(n *yaml.Node, key string) (string, error) {
+		if n.Kind != yaml.ScalarNode {
+			return "", bad(n, "spec.%s must be a string", key)
+		}
+		return n.Value, nil
+	}
+	strs := func(n *yaml.Node, key string) ([]string, error) {
+		if n.Kind != yaml.SequenceNode {
+			return nil, bad(n, "spec.%s must be a list of strings", key)
+		}
+		var out []string
+		for _, it := range n.Content {
+			s, err := str(it, key+"[]")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k, v := m.Content[i], m.Content[i+1]
+		var err error
+		switch k.Value {
+		case "kubeVersion":
+			ls.flags.kubeVersion, err = str(v, k.Value)
+		case "psaLevel":
+			ls.flags.psaLevel, err = str(v, k.Value)
+		case "psaVersion":
+			ls.flags.psaVersion, err = str(v, k.Value)
+		case "policies":
+			ls.flags.policies, err = strs(v, k.Value)
+		case "storageClasses":
+			ls.flags.storageClasses, err = str(v, k.Value)
+		case "as":
+			ls.flags.as, err = str(v, k.Value)
+		case "asGroups":
+			ls.flags.asGroups, err = strs(v, k.Value)
+		case "authorizer":
+			ls.flags.authorizer, err = str(v, k.Value)
+		case "config":
+			ls.flags.config, err = str(v, k.Value)
+		case "failOn":
+			ls.failOn, err = str(v, k.Value)
+		case "rules":
+			if v.Kind != yaml.MappingNode {
+				err = bad(v, "spec.rules must map rule IDs (or patterns like psa/*) to error, warning, info, on or off")
+				break
+			}
+			ls.rules = map[string]string{}
+			for j := 0; j+1 < len(v.Content) && err == nil; j += 2 {
+				var s string
+				if s, err = str(v.Content[j+1], "rules."+v.Content[j].Value); err != nil {
+					break
+				}
+				switch strings.ToLower(s) {
+				case "off", "on", "true", "false", "enabled", "disabled", "error", "warning", "warn", "info":
+					ls.rules[v.Content[j].Value] = s
+				default:
+					err = bad(v.Content[j+1], "spec.rules.%s: %q is not a setting: use error, warning, info, on or off", v.Content[j].Value, s)
+				}
+			}
+		default:
+			err = bad(k, "unknown key spec.%s (known: kubeVersion, psaLevel, psaVersion, policies, storageClasses, as, asGroups, authorizer, config, rules, failOn)", k.Value)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ls, nil
+}
+
+// load resolves the spec like kiln lint resolves its flags (config file
+// included); the spec's rules override the config's.
+func (ls *lintSpec) load() (*rules.Config, *rules.Options, rules.Severity, error) {
+	threshold, err := parseFailOn(ls.failOn)
+	if err != nil {
+		return nil, nil, 0, usageErrorf("functionConfig Lint: spec.failOn %q: use %s", ls.failOn, failOnValues)
+	}
+	cfg, opts, err := ls.flags.load()
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if len(ls.rules) > 0 {
+		merged := map[string]string{}
+		for k, v := range cfg.Rules {
+			merged[k] = v
+		}
+		for k, v := range ls.rules {
+			merged[k] = v
+		}
+		cfg.Rules = merged
+	}
+	return cfg, opts, threshold, nil
+}
