@@ -1,0 +1,131 @@
+// Package ruletest checks kiln's own rule packages against YAML fixtures, in
+// the spirit of golang.org/x/tools/go/analysis/analysistest: a fixture marks
+// each expected finding with a trailing comment on the line it must point at,
+//
+//	    - name: envoy   # want: sidecar/classic-in-job error
+//
+// (several on one line are separated by ";"), and may pin the target
+// Kubernetes version with a "# kube-version: 1.28" line. A fixture without
+// want comments must produce no finding from the checker under test.
+package ruletest
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+)
+
+var (
+	wantRE = regexp.MustCompile(`#\s*want:\s*(.+)$`)
+	kubeRE = regexp.MustCompile(`(?m)^#\s*kube-version:\s*(\S+)`)
+)
+
+// Options returns default options with the kube version named in data's
+// "# kube-version:" comment, if any.
+func Options(t testing.TB, data []byte) *rules.Options {
+	t.Helper()
+	opts := rules.DefaultOptions()
+	if m := kubeRE.FindSubmatch(data); m != nil {
+		v, err := manifest.ParseKubeVersion(string(m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.KubeVersion = v
+	}
+	return opts
+}
+
+// Run parses data as file and runs the checkers over it through a rules.Engine.
+func Run(t testing.TB, file string, data []byte, opts *rules.Options, checkers ...*rules.Checker) *rules.Result {
+	t.Helper()
+	objs, errs := manifest.Parse(file, data)
+	if len(errs) > 0 {
+		t.Fatalf("%s: %v", file, errs)
+	}
+	eng := &rules.Engine{Checkers: checkers, Options: opts}
+	res, err := eng.Run(objs, []rules.FileObjects{{File: file}})
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return res
+}
+
+// CheckFixture runs checker over the fixture file and compares its findings
+// (rule, severity, line) with the fixture's want comments. Every finding must
+// name the field at fault.
+func CheckFixture(t *testing.T, checker *rules.Checker, file string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i, line := range strings.Split(string(data), "\n") {
+		m := wantRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		for _, w := range strings.Split(m[1], ";") {
+			f := strings.Fields(w)
+			if len(f) != 2 {
+				t.Fatalf("%s:%d: bad want comment %q: want \"# want: RULE SEVERITY\"", file, i+1, w)
+			}
+			want = append(want, fmt.Sprintf("%d %s %s", i+1, f[0], f[1]))
+		}
+	}
+	res := Run(t, file, data, Options(t, data), checker)
+	var got []string
+	for _, f := range res.Findings {
+		if f.Field == "" {
+			t.Errorf("%s:%d: %s has no field: %s", file, f.Pos.Line, f.Rule, f.Message)
+		}
+		got = append(got, fmt.Sprintf("%d %s %s", f.Pos.Line, f.Rule, f.Severity))
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		var msgs []string
+		for _, f := range res.Findings {
+			msgs = append(msgs, fmt.Sprintf("  %s:%d %s %s [%s] %s", f.Pos.File, f.Pos.Line, f.Rule, f.Severity, f.Field, f.Message))
+		}
+		t.Errorf("%s: findings (line rule severity)\n got: %q\nwant: %q\n%s", file, got, want, strings.Join(msgs, "\n"))
+	}
+}
+
+// CheckRules checks that every rule of the checker is documented and that its
+// own Fail example triggers it and its Pass example does not (so that what
+// `kiln explain` prints is true).
+func CheckRules(t *testing.T, c *rules.Checker) {
+	t.Helper()
+	if len(c.Rules) == 0 {
+		t.Fatalf("checker %s declares no rules", c.Name)
+	}
+	for _, r := range c.Rules {
+		if !strings.Contains(r.ID, "/") || r.Severity == 0 || r.Summary == "" || r.Doc == "" || r.Fail == "" || r.Pass == "" {
+			t.Errorf("%s: rule is missing an ID family, severity, summary, doc or example", r.ID)
+			continue
+		}
+		for _, ex := range []struct {
+			name string
+			yaml string
+			want bool
+		}{{"Fail", r.Fail, true}, {"Pass", r.Pass, false}} {
+			res := Run(t, r.ID+"."+ex.name, []byte(ex.yaml), Options(t, []byte(ex.yaml)), c)
+			found := false
+			for _, f := range res.Findings {
+				if f.Rule == r.ID {
+					found = true
+				}
+			}
+			if found != ex.want {
+				t.Errorf("%s: %s example: found=%v, want %v; findings: %+v", r.ID, ex.name, found, ex.want, res.Findings)
+			}
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package sidecar
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+//go:embed helpers.yaml
+var helpersYAML []byte
+
+// helper is one entry of helpers.yaml.
+type helper struct {
+	What   string   `yaml:"what"`
+	Images []string `yaml:"images"`
+}
+
+// helpers is the table of long-running helper images, read once at init.
+var helpers = mustLoadHelpers(helpersYAML)
+
+func mustLoadHelpers(data []byte) []helper {
+	var doc struct {
+		Helpers []helper `yaml:"helpers"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		panic(fmt.Sprintf("sidecar: helpers.yaml: %v", err))
+	}
+	for _, h := range doc.Helpers {
+		if h.What == "" || len(h.Images) == 0 {
+			panic(fmt.Sprintf("sidecar: helpers.yaml: entry %+v needs what and images", h))
+		}
+	}
+	return doc.Helpers
+}
+
+// repository returns an image reference without its tag and digest, lower-cased:
+// "docker.io/envoyproxy/envoy:v1.31@sha256:…" → "docker.io/envoyproxy/envoy".
+func repository(image string) string {
+	image = strings.ToLower(strings.TrimSpace(image))
+	if i := strings.IndexByte(image, '@'); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		image = image[:i]
+	}
+	return image
+}
+
+// knownHelper returns what long-running helper an image is ("Envoy proxy"), or "".
+func knownHelper(image string) string {
+	repo := repository(image)
+	if repo == "" {
+		return ""
+	}
+	last := repo[strings.LastIndexByte(repo, '/')+1:]
+	for _, h := range helpers {
+		for _, name := range h.Images {
+			if strings.Contains(name, "/") {
+				if repo == name || strings.HasSuffix(repo, "/"+name) {
+					return h.What
+				}
+			} else if last == name {
+				return h.What
+			}
+		}
+	}
+	return ""
+}

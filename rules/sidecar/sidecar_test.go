@@ -1,0 +1,64 @@
+package sidecar
+
+import (
+	"path/filepath"
+	"testing"
+
+	_ "github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/rules/internal/ruletest"
+)
+
+func TestFixtures(t *testing.T) {
+	files, err := filepath.Glob("testdata/*/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	// Every rule has a failing, a passing and a nearest-false-positive fixture.
+	for _, r := range ruleList {
+		dir := filepath.Join("testdata", r.ID[len("sidecar/"):])
+		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
+			if m, _ := filepath.Glob(filepath.Join(dir, f)); len(m) == 0 {
+				t.Errorf("%s: missing fixture %s", r.ID, filepath.Join(dir, f))
+			}
+		}
+	}
+	for _, f := range files {
+		if filepath.Base(filepath.Dir(f)) == "seed" {
+			continue
+		}
+		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, Checker, f) })
+	}
+}
+
+func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, Checker) }
+
+func TestKnownHelper(t *testing.T) {
+	for _, tc := range []struct{ image, want string }{
+		{"envoyproxy/envoy:v1.31.0", "Envoy proxy"},
+		{"docker.io/envoyproxy/envoy-distroless:v1.31-latest", "Envoy proxy"},
+		{"docker.io/istio/proxyv2:1.22.0", "Istio proxy"},
+		{"cr.l5d.io/linkerd/proxy:edge-24.1.1", "Linkerd proxy"},
+		{"gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.0", "Cloud SQL Auth Proxy"},
+		{"gcr.io/cloudsql-docker/gce-proxy:1.33", "Cloud SQL Auth Proxy"},
+		{"fluent/fluent-bit:3.1@sha256:abcd", "Fluent Bit"},
+		{"FLUENT/FLUENTD:v1.17", "Fluentd"},
+		{"timberio/vector:0.39.0-debian", "Vector"},
+		{"otel/opentelemetry-collector-contrib:0.104.0", "OpenTelemetry Collector"},
+		{"ghcr.io/open-telemetry/opentelemetry-collector-releases/otelcol-k8s:0.104.0", "OpenTelemetry Collector"},
+		{"hashicorp/vault:1.17", "Vault Agent"},
+		{"gcr.io/datadoghq/agent:7", "Datadog Agent"},
+		{"localhost:5000/envoy", "Envoy proxy"},
+		// Generic last segments are not trusted on their own.
+		{"ghcr.io/acme/proxy:1.0", ""},
+		{"ghcr.io/acme/agent:1.0", ""},
+		{"ghcr.io/acme/vector:1.0", ""},
+		{"ghcr.io/acme/vault:1.0", ""},
+		{"ghcr.io/acme/envoy-config-builder:1.0", ""},
+		{"localhost:5000/web", ""},
+		{"", ""},
+	} {
+		if got := knownHelper(tc.image); got != tc.want {
+			t.Errorf("knownHelper(%q) = %q, want %q", tc.image, got, tc.want)
+		}
+	}
+}
