@@ -9,10 +9,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// maxDecodedNodes bounds how many nodes one document may expand to once
-// aliases are followed, so that an alias bomb ("billion laughs") fails fast
-// instead of exhausting memory.
-const maxDecodedNodes = 1 << 20
+// maxAliasNodes bounds how many nodes one document may expand to through
+// aliases, so that an alias bomb ("billion laughs") fails fast instead of
+// exhausting memory. Documents without aliases are not limited by it.
+const maxAliasNodes = 100_000
 
 // maxDepth bounds nesting, so that a pathological document cannot overflow the stack.
 const maxDepth = 1000
@@ -23,13 +23,15 @@ const maxDepth = 1000
 // keys, non-scalar keys, excessive aliasing and excessive nesting are errors
 // that name file, line and column.
 func Decode(file string, n *yaml.Node) (any, error) {
-	d := decoder{file: file, budget: maxDecodedNodes}
+	d := decoder{file: file, budget: maxAliasNodes}
 	return d.node(n, 0)
 }
 
 type decoder struct {
-	file   string
-	budget int
+	file string
+	// budget counts down the nodes visited inside alias expansions.
+	budget  int
+	inAlias int
 }
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) error {
@@ -37,9 +39,11 @@ func (d *decoder) errorf(n *yaml.Node, format string, args ...any) error {
 }
 
 func (d *decoder) node(n *yaml.Node, depth int) (any, error) {
-	d.budget--
-	if d.budget < 0 {
-		return nil, d.errorf(n, "document expands to more than %d nodes (excessive aliasing?); split or simplify it", maxDecodedNodes)
+	if d.inAlias > 0 {
+		d.budget--
+		if d.budget < 0 {
+			return nil, d.errorf(n, "aliases expand to more than %d nodes (an alias bomb?); write the values out or simplify the anchors", maxAliasNodes)
+		}
 	}
 	if depth > maxDepth {
 		return nil, d.errorf(n, "document is nested more than %d levels deep", maxDepth)
@@ -54,7 +58,10 @@ func (d *decoder) node(n *yaml.Node, depth int) (any, error) {
 		if n.Alias == nil {
 			return nil, d.errorf(n, "unknown alias %q", n.Value)
 		}
-		return d.node(n.Alias, depth+1)
+		d.inAlias++
+		v, err := d.node(n.Alias, depth+1)
+		d.inAlias--
+		return v, err
 	case yaml.MappingNode:
 		return d.mapping(n, depth)
 	case yaml.SequenceNode:

@@ -21,6 +21,11 @@ import (
 // Stdin is the path that names standard input.
 const Stdin = "-"
 
+// MaxFileSize bounds one input file (or stdin). The API server rejects
+// requests over 3 MiB, so a larger manifest file is a bundle of many objects;
+// past this size it is refused rather than risk unbounded memory.
+const MaxFileSize = 32 << 20
+
 // Source is one input file, read and split into objects.
 type Source struct {
 	// Path is the file's path as the user named it (or "-" for stdin; "<stdin>" in reports).
@@ -105,7 +110,9 @@ func Expand(paths []string) ([]string, []error) {
 				}
 				return nil
 			}
-			if IsManifestFile(d.Name()) && d.Type()&fs.ModeSymlink == 0 {
+			// Symlinked files are read (a loop fails to read and is reported);
+			// symlinked directories are not followed.
+			if IsManifestFile(d.Name()) {
 				add(path)
 				n++
 			}
@@ -168,15 +175,23 @@ func ReadFile(path string, stdin io.Reader) *Source {
 		if stdin == nil {
 			stdin = os.Stdin
 		}
-		data, err := io.ReadAll(stdin)
+		data, err := io.ReadAll(io.LimitReader(stdin, MaxFileSize+1))
 		if err != nil {
 			src.Errs = append(src.Errs, &Error{Pos: Position{File: src.Path}, Msg: "cannot read: " + err.Error()})
+			return src
+		}
+		if len(data) > MaxFileSize {
+			src.Errs = append(src.Errs, tooLarge(src.Path))
 			return src
 		}
 		src.Objects, src.Errs = Parse(src.Path, data)
 		return src
 	}
 	src := &Source{Path: path}
+	if info, err := os.Stat(path); err == nil && info.Size() > MaxFileSize {
+		src.Errs = append(src.Errs, tooLarge(path))
+		return src
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		src.Errs = append(src.Errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
@@ -184,6 +199,10 @@ func ReadFile(path string, stdin io.Reader) *Source {
 	}
 	src.Objects, src.Errs = Parse(path, data)
 	return src
+}
+
+func tooLarge(path string) error {
+	return &Error{Pos: Position{File: path, Line: 1, Column: 1}, Msg: fmt.Sprintf("file is larger than %d MiB; split it into smaller files", MaxFileSize>>20)}
 }
 
 // Parse splits a YAML or JSON stream into objects. Empty documents are
