@@ -1,0 +1,107 @@
+package compiler
+
+import (
+	"github.com/kilnhq/kiln/manifest"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Standard labels on every compiled object and pod template.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelPartOf    = "app.kubernetes.io/part-of"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "kiln"
+)
+
+// Compile validates an App spec (as read by manifest.Parse) and returns the
+// objects it compiles to, in DESIGN order: the Namespace, PVCs, Services,
+// Deployments, JobSets, each kind by name. Errors are *manifest.Error values
+// naming the spec's file, line and column (several are joined with
+// errors.Join). The same spec always gives the same objects.
+func Compile(spec *manifest.Object) ([]*manifest.Object, error) {
+	a, err := Load(spec)
+	if err != nil {
+		return nil, err
+	}
+	e := &emitter{spec: spec, app: a}
+	var nodes []*yaml.Node
+	if ns := e.namespace(); ns != nil {
+		nodes = append(nodes, ns)
+	}
+	nodes = append(nodes, e.claims()...)
+	services := sortedKeys(a.Spec.Services)
+	for _, name := range services {
+		if svc := e.serviceObject(name, a.Spec.Services[name]); svc != nil {
+			nodes = append(nodes, svc)
+		}
+	}
+	for _, name := range services {
+		nodes = append(nodes, e.deployment(name, a.Spec.Services[name]))
+	}
+	for _, name := range sortedKeys(a.Spec.Training) {
+		nodes = append(nodes, e.jobSet(name, a.Spec.Training[name]))
+	}
+	objs := make([]*manifest.Object, 0, len(nodes))
+	for _, n := range nodes {
+		o, err := manifest.NewObject(spec.File, spec.Doc, -1, n)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+// emitter builds the objects of one spec.
+type emitter struct {
+	spec *manifest.Object
+	app  *App
+}
+
+// at returns the position of a spec field (or its nearest existing parent).
+func (e *emitter) at(field string) pos { return posOf(e.spec.Locate(field)) }
+
+// labels are the standard labels of an object or pod template named name.
+func (e *emitter) labels(name string) map[string]string {
+	return map[string]string{
+		LabelName:      name,
+		LabelPartOf:    e.app.Metadata.Name,
+		LabelManagedBy: ManagedBy,
+	}
+}
+
+// selector is the label selector of a service's pods.
+func (e *emitter) selector(name string) map[string]string {
+	return map[string]string{LabelName: name, LabelPartOf: e.app.Metadata.Name}
+}
+
+// metadata is an object's metadata: name, namespace (when namespaced), the
+// standard labels merged over the spec's labels, and the spec's annotations.
+func (e *emitter) metadata(p pos, name string, namespaced bool, extra map[string]string) *yaml.Node {
+	labels := map[string]string{}
+	for k, v := range e.app.Metadata.Labels {
+		labels[k] = v
+	}
+	for k, v := range extra {
+		labels[k] = v
+	}
+	for k, v := range e.labels(name) {
+		labels[k] = v
+	}
+	md := mapping(p, field{"name", str(p, name)})
+	if namespaced && e.app.Metadata.Namespace != "" {
+		add(md, field{"namespace", str(p, e.app.Metadata.Namespace)})
+	}
+	add(md, field{"labels", stringMap(p, labels)}, field{"annotations", stringMap(p, e.app.Metadata.Annotations)})
+	return md
+}
+
+// object is the top of a compiled object.
+func object(p pos, apiVersion, kind string, md *yaml.Node, spec *yaml.Node) *yaml.Node {
+	return mapping(p,
+		field{"apiVersion", str(p, apiVersion)},
+		field{"kind", str(p, kind)},
+		field{"metadata", md},
+		field{"spec", spec},
+	)
+}

@@ -1,0 +1,241 @@
+package compiler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/schemas"
+)
+
+// IsSpec reports whether o is an App spec (apiVersion kiln.dev/v1alpha1, kind App).
+func IsSpec(o *manifest.Object) bool {
+	return o != nil && o.APIVersion == APIVersion && o.Kind == Kind
+}
+
+// schema is the compiled #App definition, built once. CUE values are
+// immutable, but evaluation shares the context's caches, so unification is
+// serialised by mu; it is cheap next to compiling the schema.
+var schema struct {
+	once sync.Once
+	mu   sync.Mutex
+	ctx  *cue.Context
+	app  cue.Value
+	err  error
+}
+
+func appSchema() (*cue.Context, cue.Value, error) {
+	schema.once.Do(func() {
+		schema.ctx = cuecontext.New()
+		v := schema.ctx.CompileString(schemas.App, cue.Filename(schemas.AppFile))
+		if v.Err() != nil {
+			schema.err = fmt.Errorf("%s: %v", schemas.AppFile, v.Err())
+			return
+		}
+		schema.app = v.LookupPath(cue.ParsePath("#App"))
+		schema.err = schema.app.Err()
+	})
+	return schema.ctx, schema.app, schema.err
+}
+
+// Load validates a spec against schemas/app.cue and the constraints checked
+// in Go, and returns it with defaults filled in. Errors are *manifest.Error
+// values naming the spec's file, line and column (several are joined).
+func Load(spec *manifest.Object) (*App, error) {
+	content, err := spec.Content()
+	if err != nil {
+		return nil, err
+	}
+	ctx, app, err := appSchema()
+	if err != nil {
+		return nil, err
+	}
+	schema.mu.Lock()
+	v := app.Unify(ctx.Encode(content))
+	verr := v.Validate(cue.Concrete(true))
+	var data []byte
+	if verr == nil {
+		data, verr = v.MarshalJSON()
+	}
+	var errs []error
+	if verr != nil {
+		errs = cueErrors(spec, app, verr)
+	}
+	schema.mu.Unlock()
+	if len(errs) > 0 {
+		return nil, joinSorted(errs)
+	}
+	var a App
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, &manifest.Error{Pos: spec.Pos(), Msg: "spec does not decode: " + err.Error()}
+	}
+	if errs := validate(spec, &a); len(errs) > 0 {
+		return nil, joinSorted(errs)
+	}
+	return &a, nil
+}
+
+// joinSorted orders errors by position and joins them.
+func joinSorted(errs []error) error {
+	manifest.SortErrors(errs)
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
+
+// cueErrors maps CUE validation errors to positioned errors: the CUE path of
+// each error is resolved to its node in the spec. When CUE reports several
+// errors for one field (a default's disjunction), only the most specific one
+// (the last) is kept.
+func cueErrors(spec *manifest.Object, app cue.Value, err error) []error {
+	type item struct {
+		path []string
+		msg  string
+	}
+	byPath := map[string]int{}
+	var items []item
+	for _, e := range cueerrors.Errors(err) {
+		path := cuePath(e.Path())
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		if strings.Contains(msg, "errors in empty disjunction") {
+			continue
+		}
+		key := strings.Join(path, "\x00")
+		if i, ok := byPath[key]; ok {
+			items[i].msg = msg
+			continue
+		}
+		byPath[key] = len(items)
+		items = append(items, item{path, msg})
+	}
+	if len(items) == 0 {
+		format, args := cueerrors.Errors(err)[0].Msg()
+		items = append(items, item{nil, fmt.Sprintf(format, args...)})
+	}
+	out := make([]error, 0, len(items))
+	for _, it := range items {
+		field := fieldPath(it.path)
+		out = append(out, &manifest.Error{Pos: spec.Locate(field), Msg: describe(app, field, it.path, it.msg)})
+	}
+	return out
+}
+
+// cuePath drops the #App definition from an error path and unquotes labels.
+func cuePath(p []string) []string {
+	out := make([]string, 0, len(p))
+	for _, s := range p {
+		if s == "#App" {
+			continue
+		}
+		if u, err := strconv.Unquote(s); err == nil {
+			s = u
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// fieldPath formats path segments as a manifest field path
+// (spec.services.web.containers[0].image), quoting keys that need it.
+func fieldPath(segs []string) string {
+	var b strings.Builder
+	for i, s := range segs {
+		switch {
+		case isIndex(s):
+			b.WriteString("[" + s + "]")
+		case strings.ContainsAny(s, `.[]"`):
+			b.WriteString(`["` + s + `"]`)
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// describe turns a CUE message into one that says what is wrong and what is allowed.
+func describe(app cue.Value, field string, path []string, msg string) string {
+	subject := field
+	if subject == "" {
+		subject = "spec"
+	}
+	switch {
+	case msg == "field not allowed" && len(path) > 0:
+		allowed := allowedFields(app, path[:len(path)-1])
+		s := fmt.Sprintf("unknown field %q", path[len(path)-1])
+		if len(path) > 1 {
+			s += " in " + fieldPath(path[:len(path)-1])
+		}
+		if len(allowed) > 0 {
+			s += "; allowed: " + strings.Join(allowed, ", ")
+		}
+		return s
+	case msg == "field is required but not present":
+		return fmt.Sprintf("%s is required", subject)
+	case strings.HasPrefix(msg, "incomplete value"):
+		return fmt.Sprintf("%s is required (%s)", subject, msg)
+	}
+	return subject + ": " + msg
+}
+
+// allowedFields lists the field names the schema allows at path, for
+// unknown-field messages.
+func allowedFields(app cue.Value, path []string) []string {
+	v := app
+	for _, s := range path {
+		var next cue.Value
+		if isIndex(s) {
+			next = v.LookupPath(cue.MakePath(cue.AnyIndex))
+		} else {
+			next = v.LookupPath(cue.MakePath(cue.Str(s)))
+			if !next.Exists() {
+				next = v.LookupPath(cue.MakePath(cue.Str(s).Optional()))
+			}
+			if !next.Exists() {
+				next = v.LookupPath(cue.MakePath(cue.Str(s).Required()))
+			}
+			if !next.Exists() {
+				next = v.LookupPath(cue.MakePath(cue.AnyString))
+			}
+		}
+		if !next.Exists() {
+			return nil
+		}
+		v = next
+	}
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for it.Next() {
+		names = append(names, it.Selector().Unquoted())
+	}
+	sort.Strings(names)
+	return names
+}
