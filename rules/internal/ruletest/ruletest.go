@@ -2,7 +2,8 @@
 // the spirit of golang.org/x/tools/go/analysis/analysistest: a fixture marks
 // each expected finding with a trailing comment on the line it must point at,
 //
-//   - name: envoy   # want: sidecar/classic-in-job error
+//	containers:
+//	  - name: envoy   # want: sidecar/classic-in-job error
 //
 // (several on one line are separated by ";"), and may pin the target
 // Kubernetes version with a "# kube-version: 1.28" line. A fixture without
