@@ -1,0 +1,101 @@
+// Package cel evaluates ValidatingAdmissionPolicies and their bindings
+// offline, with the API server's own code (k8s.io/apiserver): the Kubernetes
+// CEL environment and libraries, the composited compiler, match conditions,
+// the validator, and the policy and binding matchers. Only what upstream
+// leaves unexported is mirrored here (policy compilation, the per-binding
+// dispatch loop), each with a comment naming the upstream function.
+//
+// Every binding is evaluated against every other object as a CREATE
+// request. Findings carry the rule ID policy/<policy name>: Deny → error,
+// Warn → warning, Audit → info, with the server's own message text.
+//
+// The "cel" checker applies the policies found among the linted objects and
+// under --policy. NewChecker builds a checker for a fixed set of policies
+// (kiln's built-in rules written as policies).
+package cel
+
+import (
+	"fmt"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+)
+
+func init() {
+	rules.Register(&rules.Checker{Name: "cel", Run: run})
+}
+
+// run is the "cel" checker: policies and bindings among the objects and
+// under Options.Policies, evaluated against the objects.
+func run(pass *rules.Pass) error {
+	objs := pass.Objects
+	ctxObjs := objs
+	if len(pass.Options.Policies) > 0 {
+		set := manifest.Read(pass.Options.Policies, nil)
+		if errs := set.Errors(); len(errs) > 0 {
+			return fmt.Errorf("--policy: %w", joinErrors(errs))
+		}
+		ctxObjs = append(append([]*manifest.Object(nil), objs...), set.Objects()...)
+	}
+	var policyObjs []*manifest.Object
+	for _, o := range ctxObjs {
+		if IsPolicyObject(o) {
+			policyObjs = append(policyObjs, o)
+		}
+	}
+	if len(policyObjs) == 0 {
+		return nil
+	}
+	e := New(policyObjs, ctxObjs, Options{
+		User:            pass.Options.User,
+		Groups:          pass.Options.Groups,
+		Authorizer:      pass.Options.Authorizer,
+		UnknownKindRule: DefaultUnknownKindRule,
+	})
+	report(pass, e, objs)
+	return nil
+}
+
+func report(pass *rules.Pass, e *Engine, objs []*manifest.Object) {
+	for _, r := range e.Rules() {
+		pass.Declare(r)
+	}
+	for _, d := range e.Setup() {
+		pass.Report(d)
+	}
+	for _, d := range e.Evaluate(objs) {
+		pass.Report(d)
+	}
+}
+
+// NewChecker returns a checker named name that applies a fixed set of
+// policies and bindings (e.g. kiln's built-in rules written as
+// ValidatingAdmissionPolicies, embedded YAML read with manifest.Parse) to
+// the linted objects. Its rules are known up front (one per policy, IDs from
+// opts.RuleID, default "policy/<name>"); set opts.DefaultActions to bind the
+// policies that have no binding to every object. Params, CRDs and
+// Namespaces are looked up among the linted objects and the given ones;
+// user, groups and authorizer default to the run's options when opts leaves
+// them empty.
+func NewChecker(name string, policies []*manifest.Object, opts Options) *rules.Checker {
+	static := New(policies, policies, opts).Rules()
+	return &rules.Checker{
+		Name:  name,
+		Rules: static,
+		Run: func(pass *rules.Pass) error {
+			o := opts
+			if o.User == "" {
+				o.User = pass.Options.User
+			}
+			if len(o.Groups) == 0 {
+				o.Groups = pass.Options.Groups
+			}
+			if o.Authorizer == "" {
+				o.Authorizer = pass.Options.Authorizer
+			}
+			ctxObjs := append(append([]*manifest.Object(nil), pass.Objects...), policies...)
+			report(pass, New(policies, ctxObjs, o), pass.Objects)
+			return nil
+		},
+	}
+}
