@@ -257,7 +257,8 @@ func (e *emitter) containerSecurity(path string, s *ContainerSecurity) *yaml.Nod
 	}
 	caps := mapping(p)
 	if len(s.AddCapabilities) > 0 {
-		add(caps, field{"add", strs(e.at(sec+".addCapabilities"), s.AddCapabilities)})
+		cp := e.at(sec + ".addCapabilities")
+		caps = mapping(cp, field{"add", strs(cp, s.AddCapabilities)})
 	}
 	add(caps, field{"drop", strs(p, []string{"ALL"})})
 	ro, rp := true, p

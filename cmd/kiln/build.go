@@ -1,0 +1,395 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kilnhq/kiln/compiler"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report"
+	"github.com/kilnhq/kiln/rules"
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newBuildCmd) }
+
+// buildManifest is the file in an output directory that lists the files kiln
+// wrote there, so that a later build removes only its own stale files.
+const buildManifest = ".kiln-build"
+
+func newBuildCmd(e *env) *cobra.Command {
+	var lf lintFlags
+	var outDir string
+	var check, noLint bool
+	cmd := &cobra.Command{
+		Use:   "build [PATH...] [-o DIR]",
+		Short: "Compile App specs into Kubernetes manifests, lint them, print or write them",
+		Long: `Compile the App specs (apiVersion kiln.dev/v1alpha1, kind App) among PATH
+(default: the current directory) into Kubernetes objects, lint the result, and
+print it as one YAML stream, or with -o write one file per object to
+DIR/<namespace>/<kind>-<name>.yaml. Writes are atomic; files a previous build
+wrote that are no longer produced are removed (kiln lists what it wrote in
+DIR/` + buildManifest + `; other files are never touched). Other manifests among
+the inputs are linted with the compiled objects as context but not emitted.
+
+With --check nothing is written: exit 1 and a summary if DIR is out of date.
+Lint errors on the compiled objects stop the build (exit 1, nothing printed or
+written) unless --no-lint.
+
+Exit codes: 0 ok, 1 lint errors or stale output (--check), 2 usage error or bad spec.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if check && outDir == "" {
+				return usageErrorf("--check needs -o DIR: the directory to compare with")
+			}
+			cfg, opts, err := lf.load()
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			set := readBuildInputs(e, args, cfg, outDir)
+			if errs := set.Errors(); len(errs) > 0 {
+				printInputErrors(e, errs)
+				return &exitError{code: exitInput}
+			}
+			all, compiled, errs := buildObjects(set.Objects(), opts)
+			if len(errs) > 0 {
+				printInputErrors(e, errs)
+				return &exitError{code: exitInput}
+			}
+			if len(compiled) == 0 {
+				return usageErrorf("no App specs (apiVersion %s, kind %s) among the inputs", compiler.APIVersion, compiler.Kind)
+			}
+			files, err := outputFiles(compiled)
+			if err != nil {
+				return &exitError{code: exitInput, msg: err.Error()}
+			}
+			if !noLint {
+				res, err := lintObjects(all, fileObjects(set), cfg, opts)
+				if err != nil {
+					return &exitError{code: exitInput, msg: err.Error()}
+				}
+				if own := onlyObjects(res, compiled); own.HasErrors() {
+					if err := report.Write(e.stderr, "text", own, report.Options{ToolVersion: version}); err != nil {
+						return err
+					}
+					return &exitError{code: exitFindings, msg: "build refused: the compiled objects have error-level findings (fix the spec, or use --no-lint)"}
+				}
+			}
+			switch {
+			case check:
+				d, err := diffOutput(outDir, files)
+				if err != nil {
+					return &exitError{code: exitInput, msg: err.Error()}
+				}
+				if !d.empty() {
+					d.print(e, outDir)
+					return &exitError{code: exitFindings}
+				}
+				return nil
+			case outDir != "":
+				if err := writeOutput(outDir, files); err != nil {
+					return &exitError{code: exitInput, msg: err.Error()}
+				}
+				return nil
+			}
+			return manifest.Write(e.stdout, compiled)
+		},
+	}
+	lf.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVarP(&outDir, "output", "o", "", "write one file per object under DIR instead of printing the stream")
+	fl.BoolVar(&check, "check", false, "write nothing; exit 1 if the files under -o DIR are not what the build would write")
+	fl.BoolVar(&noLint, "no-lint", false, "do not lint the compiled objects")
+	return cmd
+}
+
+// readBuildInputs reads the inputs, leaving out the output directory so a
+// previous build's files are not read back as inputs.
+func readBuildInputs(e *env, paths []string, cfg *rules.Config, outDir string) *manifest.Set {
+	files, errs := manifest.Expand(paths)
+	kept := files[:0]
+	absOut := ""
+	if outDir != "" {
+		absOut, _ = filepath.Abs(outDir)
+	}
+	for _, f := range files {
+		if f != manifest.Stdin && (cfg.Excluded(f) || within(absOut, f)) {
+			continue
+		}
+		kept = append(kept, f)
+	}
+	set := manifest.ReadFiles(kept, e.stdin)
+	set.Errs = append(errs, set.Errs...)
+	return set
+}
+
+func within(dir, file string) bool {
+	if dir == "" {
+		return false
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(dir, abs)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// kindRank orders compiled objects across specs as DESIGN §3 does within one.
+var kindRank = map[string]int{"Namespace": 0, "PersistentVolumeClaim": 1, "ConfigMap": 2, "Service": 3, "Deployment": 4, "JobSet": 5}
+
+// buildObjects compiles the specs among objs. It returns every object (the
+// compiled ones in place of their specs, for linting) and the compiled ones
+// alone, ordered by kind across specs, then in spec order.
+func buildObjects(objs []*manifest.Object, opts *rules.Options) (all, compiled []*manifest.Object, errs []error) {
+	for _, o := range objs {
+		if !compiler.IsSpec(o) {
+			all = append(all, o)
+			continue
+		}
+		out, err := compiler.Compile(o)
+		if err != nil {
+			errs = append(errs, unjoin(err)...)
+			continue
+		}
+		all = append(all, out...)
+		compiled = append(compiled, out...)
+	}
+	sort.SliceStable(compiled, func(i, j int) bool { return kindRank[compiled[i].Kind] < kindRank[compiled[j].Kind] })
+	seen := map[manifest.Ref]*manifest.Object{}
+	for _, o := range compiled {
+		if prev, dup := seen[o.Ref()]; dup {
+			errs = append(errs, &manifest.Error{Pos: o.Pos(), Msg: fmt.Sprintf("%s is also produced by %s; two specs compile to the same object: rename one", o.Ref(), prev.Pos())})
+			continue
+		}
+		seen[o.Ref()] = o
+	}
+	return all, compiled, errs
+}
+
+// onlyObjects keeps the findings on the given objects and recounts the summary.
+func onlyObjects(res *rules.Result, objs []*manifest.Object) *rules.Result {
+	type key struct {
+		file string
+		ref  manifest.Ref
+	}
+	keep := map[key]bool{}
+	for _, o := range objs {
+		keep[key{o.File, o.Ref()}] = true
+	}
+	out := *res
+	out.Findings = nil
+	out.Summary.Errors, out.Summary.Warnings, out.Summary.Infos, out.Summary.Suppressed = 0, 0, 0, 0
+	for _, f := range res.Findings {
+		if !keep[key{f.Pos.File, f.Object}] {
+			continue
+		}
+		out.Findings = append(out.Findings, f)
+		switch {
+		case f.Suppressed != nil:
+			out.Summary.Suppressed++
+		case f.Severity == rules.Error:
+			out.Summary.Errors++
+		case f.Severity == rules.Warning:
+			out.Summary.Warnings++
+		default:
+			out.Summary.Infos++
+		}
+	}
+	return &out
+}
+
+// outputFiles encodes each object for its file under the output directory:
+// <namespace>/<kind>-<name>.yaml; a Namespace goes with its namespace's
+// objects, other cluster-scoped objects at the top.
+func outputFiles(objs []*manifest.Object) (map[string][]byte, error) {
+	files := make(map[string][]byte, len(objs))
+	for _, o := range objs {
+		name := strings.ToLower(o.Kind) + "-" + o.Name + ".yaml"
+		dir := o.Namespace
+		if o.Kind == "Namespace" {
+			dir = o.Name
+		}
+		rel := name
+		if dir != "" {
+			rel = dir + "/" + name
+		}
+		b, err := manifest.Encode(o.Node)
+		if err != nil {
+			return nil, fmt.Errorf("%s: cannot encode %s: %v", o.Pos(), o.Ref(), err)
+		}
+		files[rel] = b
+	}
+	return files, nil
+}
+
+// outputDiff is how an output directory differs from what a build would write.
+type outputDiff struct {
+	stale, missing, extra []string
+	manifest              bool // the build manifest itself is out of date
+}
+
+func (d *outputDiff) empty() bool {
+	return len(d.stale)+len(d.missing)+len(d.extra) == 0 && !d.manifest
+}
+
+func (d *outputDiff) print(e *env, dir string) {
+	fmt.Fprintf(e.stderr, "kiln: %s is out of date: %d stale, %d missing, %d extra\n", dir, len(d.stale), len(d.missing), len(d.extra))
+	for _, g := range []struct {
+		what  string
+		files []string
+	}{{"stale", d.stale}, {"missing", d.missing}, {"extra", d.extra}} {
+		for _, f := range g.files {
+			fmt.Fprintf(e.stderr, "  %-8s %s\n", g.what, filepath.Join(dir, filepath.FromSlash(f)))
+		}
+	}
+	if d.manifest {
+		fmt.Fprintf(e.stderr, "  %-8s %s\n", "stale", filepath.Join(dir, buildManifest))
+	}
+	fmt.Fprintln(e.stderr, "run kiln build with the same inputs and -o to update it")
+}
+
+// diffOutput compares the output directory with the files a build would write.
+func diffOutput(dir string, files map[string][]byte) (*outputDiff, error) {
+	d := &outputDiff{}
+	for _, rel := range sortedFiles(files) {
+		have, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		switch {
+		case os.IsNotExist(err):
+			d.missing = append(d.missing, rel)
+		case err != nil:
+			return nil, fmt.Errorf("%s: cannot read: %v", filepath.Join(dir, rel), err)
+		case !bytes.Equal(have, files[rel]):
+			d.stale = append(d.stale, rel)
+		}
+	}
+	for _, rel := range previousFiles(dir) {
+		if _, want := files[rel]; want {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel))); err == nil {
+			d.extra = append(d.extra, rel)
+		}
+	}
+	have, _ := os.ReadFile(filepath.Join(dir, buildManifest))
+	d.manifest = !bytes.Equal(have, manifestContent(files))
+	return d, nil
+}
+
+// writeOutput writes every file atomically (a temporary file in the same
+// directory, then a rename), skips files already up to date, removes files a
+// previous build wrote that are no longer produced, and records what it wrote.
+func writeOutput(dir string, files map[string][]byte) error {
+	old := previousFiles(dir)
+	for _, rel := range sortedFiles(files) {
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, files[rel]) {
+			continue
+		}
+		if err := writeAtomic(path, files[rel]); err != nil {
+			return err
+		}
+	}
+	for _, rel := range old {
+		if _, want := files[rel]; want {
+			continue
+		}
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("%s: cannot remove stale file: %v", path, err)
+			}
+			// Remove the namespace directory if that emptied it.
+			if sub := filepath.Dir(path); sub != filepath.Clean(dir) {
+				_ = os.Remove(sub) // fails, harmlessly, unless empty
+			}
+		}
+	}
+	return writeAtomic(filepath.Join(dir, buildManifest), manifestContent(files))
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory, so that path holds either the old or the new content, never a part.
+func writeAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("%s: cannot create directory: %v", filepath.Dir(path), err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("%s: cannot write: %v", path, err)
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(name, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return fmt.Errorf("%s: cannot write: %v", path, err)
+	}
+	return nil
+}
+
+// manifestContent is the build manifest listing the files, one per line.
+func manifestContent(files map[string][]byte) []byte {
+	var b bytes.Buffer
+	b.WriteString("# Files written by kiln build; kiln removes them when they are no longer produced.\n")
+	for _, rel := range sortedFiles(files) {
+		b.WriteString(rel + "\n")
+	}
+	return b.Bytes()
+}
+
+// previousFiles reads the build manifest, keeping only entries that are
+// plain relative paths inside the directory (never anything outside it).
+func previousFiles(dir string) []string {
+	data, err := os.ReadFile(filepath.Join(dir, buildManifest))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") || !safeRel(line) {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func safeRel(rel string) bool {
+	if strings.HasPrefix(rel, "/") || strings.Contains(rel, "\\") || !strings.HasSuffix(rel, ".yaml") {
+		return false
+	}
+	for _, seg := range strings.Split(rel, "/") {
+		if seg == "" || seg == "." || seg == ".." || strings.HasPrefix(seg, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedFiles(files map[string][]byte) []string {
+	out := make([]string, 0, len(files))
+	for k := range files {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
