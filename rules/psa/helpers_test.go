@@ -26,7 +26,7 @@ func lint(t testing.TB, src string, opts *rules.Options) *rules.Result {
 }
 
 // describe renders findings one per line for comparison: "line:col severity rule field: message".
-func describe(res *rules.Result) string {
+func describeFindings(res *rules.Result) string {
 	var b strings.Builder
 	for _, f := range res.Findings {
 		sup := ""
