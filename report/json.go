@@ -1,14 +1,14 @@
 package report
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/kilnhq/kiln/rules"
 )
 
 // jsonReport is version 1 of the JSON contract (DESIGN §4). Its shape is
-// stable: fields are only ever added, never renamed or removed.
+// stable: fields are only ever added, never renamed or removed. writeJSON
+// streams it field by field, one finding at a time.
 type jsonReport struct {
 	Version  int           `json:"version"`
 	Findings []jsonFinding `json:"findings"`
@@ -48,26 +48,28 @@ type jsonSummary struct {
 // ("findings" is [] when there are none), suppressed ones only counted.
 func writeJSON(w io.Writer, res *rules.Result) error {
 	s := res.Summary
-	out := jsonReport{
-		Version:  1,
-		Findings: []jsonFinding{},
-		Summary: jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
-			Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed},
-	}
+	findings := make([]rules.Finding, 0, len(res.Findings))
 	for _, f := range res.Findings {
-		if f.Suppressed != nil {
-			continue
+		if f.Suppressed == nil {
+			findings = append(findings, f)
 		}
-		out.Findings = append(out.Findings, jsonFinding{
-			Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message,
-			File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Column,
-			Object: jsonObject{APIVersion: f.Object.APIVersion, Kind: f.Object.Kind,
-				Namespace: f.Object.Namespace, Name: f.Object.Name},
-			Field: f.Field,
-		})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	js := newJSONStream(w)
+	js.raw("{\n")
+	js.field(1, "version", 1, false)
+	js.array(1, "findings", len(findings), func(i int) any { return jsonFindingOf(findings[i]) }, false)
+	js.field(1, "summary", jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
+		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed}, true)
+	js.raw("}\n")
+	return js.flush()
+}
+
+func jsonFindingOf(f rules.Finding) jsonFinding {
+	return jsonFinding{
+		Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message,
+		File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Column,
+		Object: jsonObject{APIVersion: f.Object.APIVersion, Kind: f.Object.Kind,
+			Namespace: f.Object.Namespace, Name: f.Object.Name},
+		Field: f.Field,
+	}
 }

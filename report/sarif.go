@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"io"
 	"net/url"
 	"path"
@@ -22,19 +21,6 @@ const (
 	// informationURI names kiln's home page in tool.driver.
 	informationURI = "https://github.com/kilnhq/kiln"
 )
-
-type sarifLog struct {
-	Schema  string     `json:"$schema"`
-	Version string     `json:"version"`
-	Runs    []sarifRun `json:"runs"`
-}
-
-type sarifRun struct {
-	Tool       sarifTool       `json:"tool"`
-	Artifacts  []sarifArtifact `json:"artifacts,omitempty"`
-	Results    []sarifResult   `json:"results"`
-	ColumnKind string          `json:"columnKind"`
-}
 
 type sarifTool struct {
 	Driver sarifDriver `json:"driver"`
@@ -147,17 +133,10 @@ func artifactURI(file string) sarifArtifactLocation {
 }
 
 // writeSARIF writes one run: the rules that ran, every input file as an
-// artifact, and every finding as a result (suppressed ones with their suppression).
+// artifact, and every finding as a result (suppressed ones with their
+// suppression). Results are streamed one at a time.
 func writeSARIF(w io.Writer, res *rules.Result, opts Options) error {
-	run := sarifRun{
-		Tool: sarifTool{Driver: sarifDriver{
-			Name: "kiln", InformationURI: informationURI, Version: opts.ToolVersion,
-			Rules: []sarifRule{},
-		}},
-		Results: []sarifResult{},
-		// yaml.v3 counts columns in characters.
-		ColumnKind: "unicodeCodePoints",
-	}
+	driver := sarifDriver{Name: "kiln", InformationURI: informationURI, Version: opts.ToolVersion, Rules: []sarifRule{}}
 	ruleIndex := map[string]int{}
 	for _, r := range res.Rules {
 		if r == nil {
@@ -166,64 +145,79 @@ func writeSARIF(w io.Writer, res *rules.Result, opts Options) error {
 		if _, dup := ruleIndex[r.ID]; dup {
 			continue
 		}
-		ruleIndex[r.ID] = len(run.Tool.Driver.Rules)
-		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleOf(r))
+		ruleIndex[r.ID] = len(driver.Rules)
+		driver.Rules = append(driver.Rules, sarifRuleOf(r))
 	}
+	var artifacts []sarifArtifact
 	fileIndex := map[string]int{}
 	for _, fo := range res.Files {
 		if _, dup := fileIndex[fo.File]; dup || fo.File == "" {
 			continue
 		}
-		fileIndex[fo.File] = len(run.Artifacts)
-		run.Artifacts = append(run.Artifacts, sarifArtifact{Location: artifactURI(fo.File), Roles: []string{"analysisTarget"}})
+		fileIndex[fo.File] = len(artifacts)
+		artifacts = append(artifacts, sarifArtifact{Location: artifactURI(fo.File), Roles: []string{"analysisTarget"}})
 	}
-	for _, f := range res.Findings {
-		r := sarifResult{
-			RuleID: f.Rule, Level: sarifLevel(f.Severity),
-			Message:      sarifMessage{Text: f.Message},
-			Suppressions: []sarifSuppression{},
-		}
-		if i, ok := ruleIndex[f.Rule]; ok {
-			r.RuleIndex = &i
-		}
-		var loc sarifLocation
-		if f.Pos.File != "" {
-			pl := &sarifPhysicalLocation{ArtifactLocation: artifactURI(f.Pos.File)}
-			if i, ok := fileIndex[f.Pos.File]; ok {
-				pl.ArtifactLocation.Index = &i
-			}
-			if f.Pos.Line > 0 {
-				pl.Region = &sarifRegion{StartLine: f.Pos.Line}
-				if f.Pos.Column > 0 {
-					pl.Region.StartColumn = f.Pos.Column
-				}
-			}
-			loc.PhysicalLocation = pl
-		}
-		if f.Object.Kind != "" || f.Object.Name != "" {
-			loc.LogicalLocations = []sarifLogicalLocation{{
-				Name: f.Object.Name, FullyQualifiedName: f.Object.String(), Kind: "resource",
-			}}
-		}
-		if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
-			r.Locations = []sarifLocation{loc}
-		}
-		if s := f.Suppressed; s != nil {
-			kind := "external" // .kiln.yaml and anything else outside the object
-			if s.Kind == "annotation" {
-				kind = "inSource"
-			}
-			r.Suppressions = append(r.Suppressions, sarifSuppression{Kind: kind, Justification: s.Reason})
-		}
-		if f.Field != "" {
-			r.Properties = &sarifResultProperties{Field: f.Field}
-		}
-		run.Results = append(run.Results, r)
+	result := func(i int) any { return sarifResultOf(res.Findings[i], ruleIndex, fileIndex) }
+
+	js := newJSONStream(w)
+	js.raw("{\n")
+	js.field(1, "$schema", sarifSchema, false)
+	js.field(1, "version", sarifVersion, false)
+	js.raw(indent(1) + `"runs": [` + "\n" + indent(2) + "{\n")
+	js.field(3, "tool", sarifTool{Driver: driver}, false)
+	if len(artifacts) > 0 {
+		js.field(3, "artifacts", artifacts, false)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{run}})
+	js.array(3, "results", len(res.Findings), result, false)
+	js.field(3, "columnKind", "unicodeCodePoints", true) // yaml.v3 counts columns in characters
+	js.raw(indent(2) + "}\n" + indent(1) + "]\n}\n")
+	return js.flush()
+}
+
+// sarifResultOf turns a finding into a result, pointing at its rule and
+// artifact by index when the run describes them.
+func sarifResultOf(f rules.Finding, ruleIndex, fileIndex map[string]int) sarifResult {
+	r := sarifResult{
+		RuleID: f.Rule, Level: sarifLevel(f.Severity),
+		Message:      sarifMessage{Text: f.Message},
+		Suppressions: []sarifSuppression{},
+	}
+	if i, ok := ruleIndex[f.Rule]; ok {
+		r.RuleIndex = &i
+	}
+	var loc sarifLocation
+	if f.Pos.File != "" {
+		pl := &sarifPhysicalLocation{ArtifactLocation: artifactURI(f.Pos.File)}
+		if i, ok := fileIndex[f.Pos.File]; ok {
+			pl.ArtifactLocation.Index = &i
+		}
+		if f.Pos.Line > 0 {
+			pl.Region = &sarifRegion{StartLine: f.Pos.Line}
+			if f.Pos.Column > 0 {
+				pl.Region.StartColumn = f.Pos.Column
+			}
+		}
+		loc.PhysicalLocation = pl
+	}
+	if f.Object.Kind != "" || f.Object.Name != "" {
+		loc.LogicalLocations = []sarifLogicalLocation{{
+			Name: f.Object.Name, FullyQualifiedName: f.Object.String(), Kind: "resource",
+		}}
+	}
+	if loc.PhysicalLocation != nil || loc.LogicalLocations != nil {
+		r.Locations = []sarifLocation{loc}
+	}
+	if s := f.Suppressed; s != nil {
+		kind := "external" // .kiln.yaml and anything else outside the object
+		if s.Kind == "annotation" {
+			kind = "inSource"
+		}
+		r.Suppressions = append(r.Suppressions, sarifSuppression{Kind: kind, Justification: s.Reason})
+	}
+	if f.Field != "" {
+		r.Properties = &sarifResultProperties{Field: f.Field}
+	}
+	return r
 }
 
 // sarifRuleOf describes a rule: its summary, its doc, and a help text in
