@@ -186,6 +186,9 @@ func describe(app cue.Value, field string, path []string, msg string) string {
 	}
 	switch {
 	case msg == "field not allowed" && len(path) > 0:
+		if rule := nameRule(app, path[:len(path)-1]); rule != "" {
+			return fmt.Sprintf("invalid name %q in %s: %s", path[len(path)-1], fieldPath(path[:len(path)-1]), rule)
+		}
 		allowed := allowedFields(app, path[:len(path)-1])
 		s := fmt.Sprintf("unknown field %q", path[len(path)-1])
 		if len(path) > 1 {
@@ -203,9 +206,49 @@ func describe(app cue.Value, field string, path []string, msg string) string {
 	return subject + ": " + msg
 }
 
+// nameRule describes the names a map of named entries (volumes, services,
+// ports, env, …) accepts, or "" if path is not such a map.
+func nameRule(app cue.Value, path []string) string {
+	// A map of named entries is a struct whose only fields come from a
+	// pattern constraint: it lists no fields of its own.
+	if _, ok := schemaAt(app, path); !ok || len(allowedFields(app, path)) > 0 {
+		return ""
+	}
+	switch path[len(path)-1] {
+	case "ports":
+		return "port names are IANA service names: lowercase letters, digits and '-', with a letter, at most 15 characters"
+	case "env":
+		return "env names are letters, digits, '_', '-' and '.', not starting with a digit"
+	case "labels", "annotations":
+		return ""
+	}
+	return "names are DNS labels: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
+}
+
 // allowedFields lists the field names the schema allows at path, for
 // unknown-field messages.
 func allowedFields(app cue.Value, path []string) []string {
+	v, ok := schemaAt(app, path)
+	if !ok {
+		return nil
+	}
+	it, err := v.Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for it.Next() {
+		names = append(names, it.Selector().Unquoted())
+	}
+	sort.Strings(names)
+	return names
+}
+
+// schemaAt finds the schema value that constrains the spec value at path.
+func schemaAt(app cue.Value, path []string) (cue.Value, bool) {
+	if len(path) == 0 {
+		return app, false
+	}
 	v := app
 	for _, s := range path {
 		var next cue.Value
@@ -224,18 +267,9 @@ func allowedFields(app cue.Value, path []string) []string {
 			}
 		}
 		if !next.Exists() {
-			return nil
+			return v, false
 		}
 		v = next
 	}
-	it, err := v.Fields(cue.Optional(true))
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for it.Next() {
-		names = append(names, it.Selector().Unquoted())
-	}
-	sort.Strings(names)
-	return names
+	return v, true
 }
