@@ -1,0 +1,137 @@
+// Package jobset holds kiln's JobSet rules (jobset/…) for
+// jobset.x-k8s.io/v1alpha2 JobSets: torchrun sizes that do not match the
+// pods that run them, GPU requests and limits, generated names that exceed
+// 63 characters, dependsOn and successPolicy references, and replicated jobs
+// that others reach by hostname without Indexed completion.
+//
+// Every rule is single-object (it reads one JobSet); each is one small
+// function over the parsed jobSet so that it can be ported to CEL.
+package jobset
+
+import (
+	"strconv"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/internal/podutil"
+)
+
+// Rule IDs.
+const (
+	TorchrunNnodes = "jobset/torchrun-nnodes"
+	GPULimits      = "jobset/gpu-limits"
+	NameLength     = "jobset/name-length"
+	DependsOn      = "jobset/depends-on"
+	SuccessTargets = "jobset/success-targets"
+	Indexed        = "jobset/indexed"
+)
+
+// Checker reports the jobset rules.
+var Checker = &rules.Checker{Name: "jobset", Rules: ruleList, Run: run}
+
+func init() { rules.Register(Checker) }
+
+// jobSet is what the rules need from a JobSet, with field paths.
+type jobSet struct {
+	name        string
+	subdomain   string // spec.network.subdomain, else the JobSet name
+	rjobs       []*rjob
+	coordinator map[string]any
+	content     map[string]any
+}
+
+// rjob is one replicated job.
+type rjob struct {
+	index       int
+	path        string // spec.replicatedJobs[i]
+	name        string
+	replicas    int64
+	parallelism int64 // default 1
+	completions int64
+	hasCompl    bool
+	hasPar      bool
+	mode        string // template.spec.completionMode ("" = JobSet's default, Indexed)
+	spec        map[string]any
+	containers  []podutil.Container
+}
+
+// pods is how many pods the replicated job runs at once: replicas × parallelism.
+func (r *rjob) pods() int64 { return r.replicas * r.parallelism }
+
+// indexed reports whether the job's pods get stable indexes and hostnames.
+func (r *rjob) indexed() bool { return r.mode == "" || r.mode == "Indexed" }
+
+// field returns the path of a field below the replicated job.
+func (r *rjob) field(f string) string { return r.path + "." + f }
+
+func parse(o *manifest.Object, content map[string]any) *jobSet {
+	js := &jobSet{name: o.Name, content: content, subdomain: o.Name}
+	spec := podutil.Map(content, "spec")
+	if s := podutil.Str(podutil.Map(spec, "network"), "subdomain"); s != "" {
+		js.subdomain = s
+	}
+	js.coordinator = podutil.Map(spec, "coordinator")
+	for i, item := range podutil.List(spec, "replicatedJobs") {
+		m, _ := item.(map[string]any)
+		if m == nil {
+			continue
+		}
+		r := &rjob{index: i, path: "spec.replicatedJobs[" + strconv.Itoa(i) + "]", name: podutil.Str(m, "name"),
+			replicas: podutil.IntOr(m, "replicas", 1), spec: m}
+		jspec := podutil.Map(m, "template", "spec")
+		r.parallelism, r.hasPar = podutil.Int(jspec, "parallelism")
+		if !r.hasPar {
+			r.parallelism = 1
+		}
+		r.completions, r.hasCompl = podutil.Int(jspec, "completions")
+		r.mode = podutil.Str(jspec, "completionMode")
+		r.containers = podutil.Containers(content, r.field("template.spec.template.spec"))
+		js.rjobs = append(js.rjobs, r)
+	}
+	return js
+}
+
+// byName returns the replicated job with the name, or nil.
+func (js *jobSet) byName(name string) *rjob {
+	for _, r := range js.rjobs {
+		if r.name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+// report is how a check reports: an optional severity override (0: the
+// rule's), the field at fault and a message.
+type report func(sev rules.Severity, field, msg string)
+
+var checks = []struct {
+	rule string
+	fn   func(js *jobSet, r report)
+}{
+	{TorchrunNnodes, checkTorchrun},
+	{GPULimits, checkGPULimits},
+	{NameLength, checkNameLength},
+	{DependsOn, checkDependsOn},
+	{SuccessTargets, checkSuccessTargets},
+	{Indexed, checkIndexed},
+}
+
+func run(p *rules.Pass) error {
+	for _, o := range p.Objects {
+		if o.Kind != "JobSet" || o.Group() != manifest.JobSetGroup {
+			continue
+		}
+		content, err := o.Content()
+		if err != nil || content == nil {
+			continue
+		}
+		js := parse(o, content)
+		for _, c := range checks {
+			c.fn(js, func(sev rules.Severity, field, msg string) {
+				p.Report(rules.Diagnostic{Rule: c.rule, Severity: sev, Object: o, Field: field, Message: msg})
+			})
+		}
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package jobset
+
+import (
+	"path/filepath"
+	"testing"
+
+	_ "github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/rules/internal/podutil"
+	"github.com/kilnhq/kiln/rules/internal/ruletest"
+	"strings"
+)
+
+func TestFixtures(t *testing.T) {
+	files, err := filepath.Glob("testdata/*/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	// Every rule has a failing, a passing and a nearest-false-positive fixture.
+	for _, r := range ruleList {
+		dir := filepath.Join("testdata", r.ID[len("jobset/"):])
+		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
+			if m, _ := filepath.Glob(filepath.Join(dir, f)); len(m) == 0 {
+				t.Errorf("%s: missing fixture %s", r.ID, filepath.Join(dir, f))
+			}
+		}
+	}
+	for _, f := range files {
+		if filepath.Base(filepath.Dir(f)) == "seed" {
+			continue
+		}
+		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, Checker, f) })
+	}
+}
+
+func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, Checker) }
+
+func TestParseNodes(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		min, max int64
+		ok       bool
+	}{
+		{"8", 8, 8, true}, {" 8 ", 8, 8, true}, {"2:8", 2, 8, true}, {"4:4", 4, 4, true},
+		{"0", 0, 0, false}, {"-1", 0, 0, false}, {"8:2", 0, 0, false}, {"2:", 0, 0, false},
+		{"$(N)", 0, 0, false}, {"auto", 0, 0, false}, {"", 0, 0, false}, {"1:2:3", 0, 0, false},
+	} {
+		n, ok := parseNodes(tc.in)
+		if ok != tc.ok || (ok && (n.min != tc.min || n.max != tc.max)) {
+			t.Errorf("parseNodes(%q) = %v, %v; want %d:%d, %v", tc.in, n, ok, tc.min, tc.max, tc.ok)
+		}
+	}
+}
+
+func TestLaunchFlags(t *testing.T) {
+	c := podutil.Container{Path: "c", M: map[string]any{
+		"command": []any{"bash", "-c", "torchrun --nnodes=$(N) --nproc-per-node 4 x.py"},
+		"args":    []any{"--nnodes", "16", "--nproc_per_node"},
+		"env":     []any{map[string]any{"name": "N", "value": "2"}, map[string]any{"name": "PET_NNODES", "value": int64(3)}},
+	}}
+	nnodes, nproc := launchFlags(c)
+	var got []string
+	for _, v := range append(nnodes, nproc...) {
+		got = append(got, v.field+" "+v.text+" "+v.value)
+	}
+	want := []string{
+		"c.env[1].value PET_NNODES=3 3",
+		"c.command[2] --nnodes=$(N) (= 2) 2",
+		"c.args[1] --nnodes 16 16",
+		"c.command[2] --nproc-per-node 4 4",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("launchFlags:\n got %q\nwant %q", got, want)
+	}
+}
+
+func FuzzLaunchFlags(f *testing.F) {
+	f.Add("torchrun --nnodes=8 --nproc_per_node 4", "--nnodes", "2:8")
+	f.Add("--nnodes", "", "$(X)")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		m := map[string]any{
+			"command": []any{a, b},
+			"args":    []any{c, a},
+			"env":     []any{map[string]any{"name": "X", "value": b}, map[string]any{"name": "PET_NNODES", "value": c}},
+		}
+		nnodes, nproc := launchFlags(podutil.Container{Path: "c", M: m})
+		for _, v := range append(nnodes, nproc...) {
+			if v.field == "" || v.text == "" {
+				t.Fatalf("empty launch value %+v", v)
+			}
+		}
+		parseNodes(a)
+	})
+}
