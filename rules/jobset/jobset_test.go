@@ -2,12 +2,12 @@ package jobset
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
 	"github.com/kilnhq/kiln/rules/internal/podutil"
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
-	"strings"
 )
 
 func TestFixtures(t *testing.T) {
