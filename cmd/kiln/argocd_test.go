@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/manifest"
+)
+
+// fakeEnv is an environment for readArgoSettings and argoGenerate.
+type fakeEnv map[string]string
+
+func (f fakeEnv) lookup(k string) (string, bool) { v, ok := f[k]; return v, ok }
+
+func (f fakeEnv) environ() []string {
+	var out []string
+	for k, v := range f {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+func TestReadArgoSettings(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     fakeEnv
+		want    argoSettings
+		notes   []string
+		wantErr string
+	}{
+		{name: "nothing set", env: fakeEnv{}, want: argoSettings{}},
+		{name: "cluster version and namespace", env: fakeEnv{"KUBE_VERSION": "1.31.4", "ARGOCD_APP_NAMESPACE": "shop"},
+			want: argoSettings{flags: lintFlags{kubeVersion: "1.31"}, namespace: "shop"}},
+		{name: "cluster version with metadata", env: fakeEnv{"KUBE_VERSION": "v1.30.2+k3s1"},
+			want: argoSettings{flags: lintFlags{kubeVersion: "1.30"}}},
+		{name: "cluster newer than kiln", env: fakeEnv{"KUBE_VERSION": "1.99.0"},
+			want: argoSettings{flags: lintFlags{kubeVersion: manifest.LatestKube.String()}}, notes: []string{"newer than kiln knows"}},
+		{name: "cluster version garbage", env: fakeEnv{"KUBE_VERSION": "banana"}, want: argoSettings{}, notes: []string{"not a Kubernetes version"}},
+		{name: "env beats cluster", env: fakeEnv{"KUBE_VERSION": "1.31.0", "ARGOCD_ENV_KILN_KUBE_VERSION": "1.29",
+			"ARGOCD_ENV_KILN_PSA_LEVEL": "baseline", "ARGOCD_ENV_KILN_PSA_VERSION": "v1.29", "ARGOCD_ENV_KILN_FAIL_ON": "warning",
+			"ARGOCD_ENV_KILN_POLICIES": "policies/, ../shared/vap.yaml", "ARGOCD_ENV_KILN_CONFIG": "kiln.yaml",
+			"ARGOCD_ENV_KILN_STORAGE_CLASSES": "sc.yaml", "ARGOCD_ENV_KILN_NAMESPACE": "other", "ARGOCD_APP_NAMESPACE": "shop"},
+			want: argoSettings{flags: lintFlags{kubeVersion: "1.29", psaLevel: "baseline", psaVersion: "v1.29",
+				policies: []string{"policies/", "../shared/vap.yaml"}, config: "kiln.yaml", storageClasses: "sc.yaml"},
+				failOn: "warning", namespace: "other"}},
+		{name: "parameters beat env", env: fakeEnv{"ARGOCD_ENV_KILN_PSA_LEVEL": "baseline", "ARGOCD_ENV_KILN_POLICIES": "a",
+			"ARGOCD_APP_PARAMETERS": `[{"name":"psa-level","string":"privileged"},{"name":"policies","array":["p1","p2"]},{"name":"fail-on","string":"never"}]`},
+			want: argoSettings{flags: lintFlags{psaLevel: "privileged", policies: []string{"p1", "p2"}}, failOn: "never"}},
+		{name: "list parameter as a string", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"policies","string":"a,b"}]`},
+			want: argoSettings{flags: lintFlags{policies: []string{"a", "b"}}}},
+		{name: "empty parameters", env: fakeEnv{"ARGOCD_APP_PARAMETERS": ""}, want: argoSettings{}},
+		{name: "unknown env", env: fakeEnv{"ARGOCD_ENV_KILN_PSA": "baseline"}, wantErr: "unknown setting ARGOCD_ENV_KILN_PSA"},
+		{name: "other ARGOCD_ENV ignored", env: fakeEnv{"ARGOCD_ENV_FOO": "bar"}, want: argoSettings{}},
+		{name: "unknown parameter", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"psa","string":"x"}]`}, wantErr: `unknown plugin parameter "psa"`},
+		{name: "map parameter", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"psa-level","map":{"a":"b"}}]`}, wantErr: "not a map"},
+		{name: "array for a string", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"psa-level","array":["a"]}]`}, wantErr: "not an array"},
+		{name: "parameters not JSON", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `{name: x}`}, wantErr: "not a JSON list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, notes, err := readArgoSettings(tt.env.lookup, tt.env.environ())
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				var ee *exitError
+				if !errors.As(err, &ee) || ee.code != exitInput {
+					t.Errorf("err %v is not a usage error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("got %+v\nwant %+v", *got, tt.want)
+			}
+			if len(notes) != len(tt.notes) {
+				t.Fatalf("notes %q, want %d", notes, len(tt.notes))
+			}
+			for i := range notes {
+				if !strings.Contains(notes[i], tt.notes[i]) {
+					t.Errorf("note %q lacks %q", notes[i], tt.notes[i])
+				}
+			}
+		})
+	}
+}
+
+// argoApp is an app directory: a restricted-compliant Deployment without a
+// namespace, a ClusterRole, a Namespace, and files generate must not read.
+var argoApp = map[string]string{
+	"deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # the web tier
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: app
+        image: ghcr.io/acme/web:1.0
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+`,
+	"cluster/rbac.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: reader}
+rules: []
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: extra}
+`,
+	".kiln.yaml":         "psa: {level: restricted}\n",
+	"kustomization.yaml": "resources: [deploy.yaml]\n",
+	".github/ci.yaml":    "on: push\n",
+}
+
+const argoBadPod = `apiVersion: v1
+kind: Pod
+metadata: {name: bad}
+spec:
+  containers:
+  - name: app
+    image: ghcr.io/acme/app:1.0
+    securityContext: {privileged: true}
+`
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, content := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func runArgo(t *testing.T, dir string, vars fakeEnv) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader("")}
+	err := argoGenerate(e, dir, vars.lookup, vars.environ())
+	code = exitOK
+	if err != nil {
+		code = exitInput
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		errb.WriteString(err.Error())
+	}
+	return code, out.String(), errb.String()
+}
+
+func TestArgoGenerate(t *testing.T) {
+	base := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range argoApp {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	tests := []struct {
+		name   string
+		files  map[string]string
+		env    fakeEnv
+		code   int
+		golden string   // stdout golden, for code 0
+		stderr []string // substrings
+	}{
+		{name: "clean app", files: base(nil), env: fakeEnv{"ARGOCD_APP_NAMESPACE": "shop", "KUBE_VERSION": "1.31.2", "ARGOCD_APP_NAME": "shop"},
+			code: 0, golden: "testdata/argocd/clean.golden"},
+		{name: "lint error", files: base(map[string]string{"bad.yaml": argoBadPod}), env: fakeEnv{"ARGOCD_APP_NAMESPACE": "shop"},
+			code: 1, stderr: []string{"bad.yaml:8:", "psa/privileged", "nothing generated"}},
+		{name: "lint error, fail-on never", files: base(map[string]string{"bad.yaml": argoBadPod}),
+			env: fakeEnv{"ARGOCD_APP_NAMESPACE": "shop", "ARGOCD_ENV_KILN_FAIL_ON": "never"}, code: 0, stderr: []string{"psa/privileged"}},
+		{name: "psa level from parameters", files: base(map[string]string{"bad.yaml": argoBadPod}),
+			env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"psa-level","string":"privileged"}]`}, code: 0},
+		{name: "invalid YAML", files: base(map[string]string{"broken.yaml": "kind: [\n"}), env: fakeEnv{}, code: 2, stderr: []string{"broken.yaml:"}},
+		{name: "bad psa level", files: base(nil), env: fakeEnv{"ARGOCD_ENV_KILN_PSA_LEVEL": "strict"}, code: 2, stderr: []string{"--psa-level"}},
+		{name: "empty app", files: map[string]string{"README.md": "nothing"}, env: fakeEnv{}, code: 2, stderr: []string{"no *.yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, tt.files)
+			code, out, stderr := runArgo(t, dir, tt.env)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstderr:\n%s\nstdout:\n%s", code, tt.code, stderr, out)
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+			if code != 0 {
+				if out != "" {
+					t.Errorf("stdout must be empty on failure, got:\n%s", out)
+				}
+				return
+			}
+			objs, errs := manifest.Parse("stdout", []byte(out))
+			if len(errs) > 0 || len(objs) == 0 {
+				t.Fatalf("stdout is not a clean stream of objects: %v\n%s", errs, out)
+			}
+			if tt.golden != "" {
+				golden.Check(t, tt.golden, []byte(out))
+			}
+		})
+	}
+}
+
+func TestArgoGenerateNamespaces(t *testing.T) {
+	dir := writeTree(t, argoApp)
+	code, out, stderr := runArgo(t, dir, fakeEnv{"ARGOCD_APP_NAMESPACE": "shop"})
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	objs, _ := manifest.Parse("stdout", []byte(out))
+	got := map[string]string{}
+	for _, o := range objs {
+		got[o.Kind+"/"+o.Name] = o.Namespace
+	}
+	want := map[string]string{"Deployment/web": "shop", "ClusterRole/reader": "", "Namespace/extra": ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("objects and namespaces = %v, want %v (hidden files and kustomization.yaml are not read)", got, want)
+	}
+	if !strings.Contains(out, "# the web tier") {
+		t.Errorf("comments lost:\n%s", out)
+	}
+}
