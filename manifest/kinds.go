@@ -261,7 +261,9 @@ func subresourceNames(v any) []string {
 // verbs skipped; `+genclient:nonNamespaced` → cluster-scoped; subresources
 // from `subresource=` markers, "status" for types with a status, plus the
 // pods/nodes/services/namespaces subresources the server adds by hand).
-// Resource names are the lowercase plurals client-gen uses.
+// Resource names are the lowercase plurals client-gen uses. The
+// apiextensions.k8s.io and apiregistration.k8s.io kinds (served by the
+// kube-apiserver but defined outside k8s.io/api) are added by hand.
 var builtinResources = []struct {
 	group, version, kind, resource string
 	namespaced                     bool
@@ -299,6 +301,10 @@ var builtinResources = []struct {
 	{"admissionregistration.k8s.io", "v1beta1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", false, []string{"status"}},
 	{"admissionregistration.k8s.io", "v1beta1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", false, nil},
 	{"admissionregistration.k8s.io", "v1beta1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false, nil},
+	{"apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", false, []string{"status"}},
+	{"apiextensions.k8s.io", "v1beta1", "CustomResourceDefinition", "customresourcedefinitions", false, []string{"status"}},
+	{"apiregistration.k8s.io", "v1", "APIService", "apiservices", false, []string{"status"}},
+	{"apiregistration.k8s.io", "v1beta1", "APIService", "apiservices", false, []string{"status"}},
 	{"apps", "v1", "ControllerRevision", "controllerrevisions", true, nil},
 	{"apps", "v1", "DaemonSet", "daemonsets", true, []string{"status"}},
 	{"apps", "v1", "Deployment", "deployments", true, []string{"scale", "status"}},

@@ -2,6 +2,8 @@ package cel
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,45 +42,21 @@ func check(t *testing.T, got, want []string) {
 	}
 }
 
-func TestSmoke(t *testing.T) {
-	got := lint(t, `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata:
-  name: demo-policy.example.com
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-    - apiGroups:   ["apps"]
-      apiVersions: ["v1"]
-      operations:  ["CREATE", "UPDATE"]
-      resources:   ["deployments"]
-  validations:
-    - expression: "object.spec.replicas <= 5"
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata:
-  name: demo-binding-test.example.com
-spec:
-  policyName: demo-policy.example.com
-  validationActions: [Deny]
-  matchResources:
-    namespaceSelector:
-      matchLabels:
-        environment: test
----
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: test
-  labels: {environment: test}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: test}
-spec:
-  replicas: 6
-`, nil)
-	check(t, got, nil)
+// TestFiles runs each testdata file (modelled on the examples of the
+// Kubernetes ValidatingAdmissionPolicy documentation, plus one file per
+// matching knob) and compares every finding: line, severity, rule, message.
+func TestFiles(t *testing.T) {
+	for _, c := range fileCases {
+		t.Run(c.name, func(t *testing.T) {
+			want, ok := wantFindings[c.name]
+			if !ok {
+				t.Fatalf("no expectation for %s", c.name)
+			}
+			data, err := os.ReadFile(filepath.Join("testdata", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, lint(t, string(data), c.opts), want)
+		})
+	}
 }
