@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/cel"
 	"github.com/spf13/cobra"
 )
 
@@ -13,13 +15,16 @@ func init() { commands = append(commands, newRulesCmd, newExplainCmd) }
 
 func newRulesCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rules",
-		Short: "List every rule: ID, default severity, summary",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Use:   "rules [PATH...]",
+		Short: "List every rule: ID, default severity, summary (with PATHs: also the ValidatingAdmissionPolicies there)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			all, err := rulesInScope(args)
+			if err != nil {
+				return err
+			}
 			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "RULE\tSEVERITY\tSUMMARY")
-			for _, r := range rules.AllRules() {
+			for _, r := range all {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Summary)
 			}
 			return tw.Flush()
@@ -29,11 +34,20 @@ func newRulesCmd(e *env) *cobra.Command {
 
 func newExplainCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "explain RULE-ID",
-		Short: "Explain a rule: rationale, a failing and a passing example, how to suppress it",
-		Args:  cobra.ExactArgs(1),
+		Use:   "explain RULE-ID [PATH...]",
+		Short: "Explain a rule: rationale, a failing and a passing example, how to suppress it (policy/<name> with the PATHs holding the policy)",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r := rules.Lookup(args[0])
+			all, err := rulesInScope(args[1:])
+			if err != nil {
+				return err
+			}
+			var r *rules.Rule
+			for _, x := range all {
+				if x.ID == args[0] {
+					r = x
+				}
+			}
 			if r == nil {
 				return usageErrorf("unknown rule %q; `kiln rules` lists them", args[0])
 			}
@@ -41,6 +55,22 @@ func newExplainCmd(e *env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// rulesInScope returns the registered rules plus, when paths are given, one
+// rule per ValidatingAdmissionPolicy found under them, sorted by ID.
+func rulesInScope(paths []string) ([]*rules.Rule, error) {
+	all := rules.AllRules()
+	if len(paths) == 0 {
+		return all, nil
+	}
+	policies, err := cel.PolicyRules(paths)
+	if err != nil {
+		return nil, &exitError{code: exitInput, msg: err.Error()}
+	}
+	all = append(all, policies...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	return all, nil
 }
 
 func writeExplain(e *env, r *rules.Rule) {
