@@ -203,7 +203,45 @@ func describe(app cue.Value, field string, path []string, msg string) string {
 	case strings.HasPrefix(msg, "incomplete value"):
 		return fmt.Sprintf("%s is required (%s)", subject, msg)
 	}
+	if strings.Contains(msg, "=~") || strings.Contains(msg, "MaxRunes") {
+		if h := formatHint(path); h != "" {
+			return fmt.Sprintf("%s: %s; want %s", subject, strings.SplitN(msg, " (", 2)[0], h)
+		}
+	}
 	return subject + ": " + msg
+}
+
+// formatHint says in words what a string field's pattern accepts.
+func formatHint(path []string) string {
+	if len(path) == 0 {
+		return ""
+	}
+	last := path[len(path)-1]
+	if len(path) > 1 && path[len(path)-2] == "mounts" {
+		return "an absolute path, e.g. /data"
+	}
+	switch last {
+	case "image":
+		return "an image reference without spaces, e.g. ghcr.io/acme/app:1.2"
+	case "name", "namespace":
+		if len(path) > 1 && path[len(path)-2] == "claim" {
+			return "a PVC name (a DNS subdomain: lowercase letters, digits, '-' and '.')"
+		}
+		return "a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters"
+	case "storageClass":
+		return "a StorageClass name (a DNS subdomain: lowercase letters, digits, '-' and '.')"
+	case "kubernetes":
+		return `a Kubernetes minor such as "1.31"`
+	case "jobset":
+		return `a JobSet release such as "v0.10"`
+	case "version":
+		return `"latest" or a Kubernetes minor such as "v1.31"`
+	case "size", "sizeLimit", "cpu", "memory":
+		return "a Kubernetes quantity such as 500m, 1Gi or 10Ti"
+	case "path":
+		return "an absolute URL path, e.g. /healthz"
+	}
+	return ""
 }
 
 // nameRule describes the names a map of named entries (volumes, services,
