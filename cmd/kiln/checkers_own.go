@@ -5,4 +5,5 @@ import (
 	_ "github.com/kilnhq/kiln/rules/apiversions"
 	_ "github.com/kilnhq/kiln/rules/jobset"
 	_ "github.com/kilnhq/kiln/rules/sidecar"
+	_ "github.com/kilnhq/kiln/rules/storage"
 )

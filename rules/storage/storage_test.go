@@ -1,0 +1,148 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/internal/ruletest"
+)
+
+func TestFixtures(t *testing.T) {
+	for _, r := range ruleList {
+		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
+			if m, _ := filepath.Glob(filepath.Join("testdata", r.ID[len("storage/"):], f)); len(m) == 0 {
+				t.Errorf("%s: missing fixture %s", r.ID, f)
+			}
+		}
+	}
+	files, _ := filepath.Glob("testdata/*/*.yaml")
+	for _, f := range files {
+		switch filepath.Base(filepath.Dir(f)) {
+		case "seed", "classes":
+			continue
+		}
+		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, Checker, f) })
+	}
+}
+
+func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, Checker) }
+
+// TestStorageClassesFile: classes from --storage-classes override the table,
+// and the default class they mark judges claims without storageClassName.
+func TestStorageClassesFile(t *testing.T) {
+	data, err := os.ReadFile("testdata/classes/claims.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := rules.DefaultOptions()
+	opts.StorageClasses = "testdata/classes/cluster.yaml"
+	res := ruletest.Run(t, "testdata/classes/claims.yaml", data, opts, Checker)
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, fmt.Sprintf("%d %s %s", f.Pos.Line, f.Rule, f.Field))
+	}
+	want := []string{
+		"13 storage/rwx-no-class spec.accessModes[0]",
+		"13 storage/rwx-unsupported spec.accessModes[0]", // defaulted → default class "block" (EBS)
+		"21 storage/rwx-unsupported spec.accessModes[0]", // block; "shared" on standard is EFS here
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n got %q\nwant %q", got, want)
+	}
+	for _, f := range res.Findings {
+		if f.Rule == RWXNoClass && !strings.Contains(f.Message, `"block"`) {
+			t.Errorf("rwx-no-class message does not name the known default class: %s", f.Message)
+		}
+	}
+}
+
+func TestStorageClassesFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: [\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{filepath.Join(dir, "missing.yaml"), "missing.yaml: cannot read"},
+		{bad, "bad.yaml:"},
+	} {
+		opts := rules.DefaultOptions()
+		opts.StorageClasses = tc.file
+		eng := &rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts}
+		_, err := eng.Run(nil, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one containing %q", tc.file, err, tc.want)
+		}
+		var merr *manifest.Error
+		if err != nil && !errors.As(err, &merr) {
+			t.Errorf("%s: error %v is not a positioned manifest.Error", tc.file, err)
+		}
+	}
+}
+
+func TestTable(t *testing.T) {
+	for _, tc := range []struct {
+		class, provisioner string
+		rwx                bool
+	}{
+		{"gp2", "kubernetes.io/aws-ebs", false}, {"gp3", "ebs.csi.aws.com", false},
+		{"standard", "kubernetes.io/gce-pd", false}, {"standard-rwo", "pd.csi.storage.gke.io", false},
+		{"premium-rwo", "pd.csi.storage.gke.io", false}, {"managed-csi", "disk.csi.azure.com", false},
+		{"managed-premium", "disk.csi.azure.com", false}, {"default", "disk.csi.azure.com", false},
+		{"local-path", "rancher.io/local-path", false}, {"efs-sc", "efs.csi.aws.com", true},
+		{"azurefile", "file.csi.azure.com", true}, {"azurefile-csi", "file.csi.azure.com", true},
+		{"filestore", "filestore.csi.storage.gke.io", true}, {"nfs-client", "cluster.local/nfs-subdir-external-provisioner", true},
+		{"longhorn", "driver.longhorn.io", true}, {"cephfs", "cephfs.csi.ceph.com", true},
+	} {
+		c := known.lookupClass(tc.class)
+		if c == nil || c.Provisioner != tc.provisioner {
+			t.Errorf("class %s: got %+v, want provisioner %s", tc.class, c, tc.provisioner)
+			continue
+		}
+		if p := known.lookupProvisioner(c.Provisioner); p == nil || p.RWX != tc.rwx {
+			t.Errorf("provisioner %s: got %+v, want rwx=%v", c.Provisioner, p, tc.rwx)
+		}
+	}
+	if p := known.lookupProvisioner("rook-ceph.cephfs.csi.ceph.com"); p == nil || !p.RWX {
+		t.Errorf("namespaced Rook provisioner not matched: %+v", p)
+	}
+	if p := known.lookupProvisioner("xebs.csi.aws.com"); p != nil {
+		t.Errorf("suffix without a dot boundary matched %+v", p)
+	}
+}
+
+func TestLoadTableErrors(t *testing.T) {
+	for _, tc := range []struct{ name, data, want string }{
+		{"not yaml", "provisioners: [", "yaml"},
+		{"no what", "provisioners: [{name: a.b}]", "required"},
+		{"duplicate", "provisioners: [{name: a, what: x}, {name: a, what: y}]", "once per name"},
+		{"unknown provisioner", "provisioners: [{name: a, what: x}]\nclasses: [{name: c, provisioner: b}]", "listed under provisioners"},
+	} {
+		if _, err := loadTable([]byte(tc.data)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func FuzzLoadTable(f *testing.F) {
+	f.Add(provisionersYAML)
+	f.Add([]byte("provisioners: [{name: a, what: x}]\nclasses: [{name: c, provisioner: a}]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tb, err := loadTable(data)
+		if err != nil {
+			return
+		}
+		for _, c := range tb.Classes {
+			if tb.lookupProvisioner(c.Provisioner) == nil {
+				t.Fatalf("class %s: provisioner %s accepted but not found", c.Name, c.Provisioner)
+			}
+		}
+	})
+}
