@@ -1,0 +1,41 @@
+package ruletest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/report"
+	"github.com/kilnhq/kiln/rules"
+)
+
+// CheckSeeds runs the checkers together over every *.yaml in dir and
+// compares the JSON report (version 1 contract) with the file's golden
+// twin, x.yaml → x.golden.json. Each seed must produce at least one finding.
+func CheckSeeds(t *testing.T, dir string, checkers ...*rules.Checker) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no seed fixtures in %s: %v", dir, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := Run(t, filepath.ToSlash(f), data, Options(t, data), checkers...)
+			if len(res.Active()) == 0 {
+				t.Errorf("%s: a seed scenario must produce findings", f)
+			}
+			var buf bytes.Buffer
+			if err := report.Write(&buf, "json", res, report.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".golden.json", buf.Bytes())
+		})
+	}
+}
