@@ -128,6 +128,9 @@ func (p *fnProcessor) validate(rl *framework.ResourceList, spec *lintSpec) error
 	files := map[*manifest.Object]*framework.File{}
 	failed := false
 	for i, item := range rl.Items {
+		if isLocalConfig(item) {
+			continue // kustomize's own inputs (a generator's App, this Lint): never applied, not linted
+		}
 		file, name := itemFile(item, i)
 		doc := 0
 		if file != nil {
@@ -263,6 +266,11 @@ func itemFile(item *yaml.RNode, i int) (file *framework.File, name string) {
 		file.Index = n
 	}
 	return file, path
+}
+
+// isLocalConfig reports whether an item is marked config.kubernetes.io/local-config: "true".
+func isLocalConfig(item *yaml.RNode) bool {
+	return item.GetAnnotations()["config.kubernetes.io/local-config"] == "true"
 }
 
 // describeResult formats a result for stderr: file[index]: [severity] ref field: message.

@@ -164,6 +164,8 @@ func TestFnValidator(t *testing.T) {
 			results: []result{{"psa/runAsNonRoot", "warning", "", ""}}},
 		{name: "legacy path annotations", items: fnGoodPod + strings.ReplaceAll(fnBadPod, "internal.config.kubernetes.io/", "config.kubernetes.io/"), config: lintConfig("psaVersion: latest\nkubeVersion: \"1.31\""), code: 1,
 			results: []result{{"psa/privileged", "error", "spec.containers[0].securityContext.privileged", "pods/bad.yaml#1"}}},
+		{name: "local-config items are not linted", items: strings.Replace(fnBadPod, "annotations:\n", "annotations:\n      config.kubernetes.io/local-config: 'true'\n", 1),
+			config: lintConfig(""), code: 0, exact: true},
 		{name: "unknown spec key", items: fnGoodPod, config: lintConfig("failon: never"), code: 2, stderr: []string{"unknown key spec.failon"}},
 		{name: "bad failOn", items: fnGoodPod, config: lintConfig("failOn: sometimes"), code: 2, stderr: []string{`spec.failOn "sometimes"`}},
 		{name: "bad kubeVersion", items: fnGoodPod, config: lintConfig("kubeVersion: banana"), code: 2, stderr: []string{"--kube-version"}},
