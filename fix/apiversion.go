@@ -1,0 +1,57 @@
+package fix
+
+import (
+	"github.com/kilnhq/kiln/manifest"
+)
+
+// apiRewrite is a removed apiVersion whose replacement has the same schema
+// and the same defaults, so changing apiVersion alone keeps the object's meaning.
+type apiRewrite struct {
+	from, kind, to string
+	// servedFrom is the first release that serves the replacement.
+	servedFrom manifest.KubeVersion
+}
+
+func v(minor int) manifest.KubeVersion { return manifest.KubeVersion{Major: 1, Minor: minor} }
+
+// apiRewrites lists only the pairs the Deprecated API Migration Guide
+// describes with "no notable changes", and FlowSchema, whose v1beta1 to v1
+// schemas are the same. Deliberately left out, because the replacement
+// changes fields or behaviour: the apps/v1 workloads (required selector,
+// different defaults), Ingress, webhook configurations and CRDs (new
+// required fields and defaults), PodDisruptionBudget (policy/v1 reads an
+// empty selector as every pod, v1beta1 as none), HorizontalPodAutoscaler,
+// EndpointSlice, Event, CertificateSigningRequest, the authorization reviews,
+// and PriorityLevelConfiguration (assuredConcurrencyShares renamed and zero
+// read differently in v1). Those stay findings for a person to migrate.
+var apiRewrites = []apiRewrite{
+	{"rbac.authorization.k8s.io/v1beta1", "ClusterRole", "rbac.authorization.k8s.io/v1", v(8)},
+	{"rbac.authorization.k8s.io/v1beta1", "ClusterRoleBinding", "rbac.authorization.k8s.io/v1", v(8)},
+	{"rbac.authorization.k8s.io/v1beta1", "Role", "rbac.authorization.k8s.io/v1", v(8)},
+	{"rbac.authorization.k8s.io/v1beta1", "RoleBinding", "rbac.authorization.k8s.io/v1", v(8)},
+	{"scheduling.k8s.io/v1beta1", "PriorityClass", "scheduling.k8s.io/v1", v(14)},
+	{"coordination.k8s.io/v1beta1", "Lease", "coordination.k8s.io/v1", v(14)},
+	{"storage.k8s.io/v1beta1", "StorageClass", "storage.k8s.io/v1", v(6)},
+	{"storage.k8s.io/v1beta1", "CSIDriver", "storage.k8s.io/v1", v(18)},
+	{"storage.k8s.io/v1beta1", "CSINode", "storage.k8s.io/v1", v(17)},
+	{"storage.k8s.io/v1beta1", "VolumeAttachment", "storage.k8s.io/v1", v(13)},
+	{"storage.k8s.io/v1beta1", "CSIStorageCapacity", "storage.k8s.io/v1", v(24)},
+	{"networking.k8s.io/v1beta1", "IngressClass", "networking.k8s.io/v1", v(19)},
+	{"apiregistration.k8s.io/v1beta1", "APIService", "apiregistration.k8s.io/v1", v(10)},
+	{"batch/v1beta1", "CronJob", "batch/v1", v(21)},
+	{"node.k8s.io/v1beta1", "RuntimeClass", "node.k8s.io/v1", v(20)},
+	{"flowcontrol.apiserver.k8s.io/v1beta1", "FlowSchema", "flowcontrol.apiserver.k8s.io/v1", v(29)},
+	{"flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema", "flowcontrol.apiserver.k8s.io/v1", v(29)},
+	{"flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", "flowcontrol.apiserver.k8s.io/v1", v(29)},
+}
+
+// apiReplacement returns the apiVersion to rewrite an object to for the
+// target, or "" when kiln does not rewrite it automatically.
+func apiReplacement(apiVersion, kind string, kube manifest.KubeVersion) string {
+	for _, r := range apiRewrites {
+		if r.from == apiVersion && r.kind == kind && kube.AtLeast(r.servedFrom) {
+			return r.to
+		}
+	}
+	return ""
+}

@@ -1,0 +1,227 @@
+package fix
+
+import (
+	"fmt"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// The restricted Pod Security profile's fixable checks. Each fixer changes
+// only values that fail the check; a value the user set that passes stays.
+// Pods with spec.os.name: windows are exempt from the seccomp, privilege
+// escalation and capabilities checks upstream, and are left alone for them.
+
+// container is one container mapping of a pod spec.
+type container struct {
+	list  string // containers, initContainers or ephemeralContainers
+	index int
+	node  *yaml.Node
+}
+
+func (c container) String() string {
+	name := scalarValue(get(c.node, "name"))
+	if name == "" {
+		name = c.list + "[" + strconv.Itoa(c.index) + "]"
+	}
+	return fmt.Sprintf("container %q", name)
+}
+
+// containersOf lists the container mappings of a pod spec: init, regular, ephemeral.
+func containersOf(spec *yaml.Node) []container {
+	var out []container
+	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+		seq := get(spec, list)
+		if seq == nil || seq.Kind != yaml.SequenceNode {
+			continue
+		}
+		for i, c := range seq.Content {
+			if c.Kind == yaml.MappingNode {
+				out = append(out, container{list, i, c})
+			}
+		}
+	}
+	return out
+}
+
+func isWindows(spec *yaml.Node) bool {
+	return scalarValue(get(get(spec, "os"), "name")) == "windows"
+}
+
+// fixRunAsNonRoot sets runAsNonRoot: true on the pod unless every container
+// already does, and flips an explicit false (pod or container) to true.
+func fixRunAsNonRoot(spec *yaml.Node) []string {
+	var notes []string
+	allTrue := true
+	for _, c := range containersOf(spec) {
+		v := get(get(c.node, "securityContext"), "runAsNonRoot")
+		if isBool(v, true) {
+			continue
+		}
+		allTrue = false
+		if isBool(v, false) {
+			setScalar(get(c.node, "securityContext"), "runAsNonRoot", boolean(true))
+			notes = append(notes, c.String()+": runAsNonRoot false → true")
+		}
+	}
+	pod := get(get(spec, "securityContext"), "runAsNonRoot")
+	switch {
+	case isBool(pod, true):
+	case isBool(pod, false):
+		setScalar(get(spec, "securityContext"), "runAsNonRoot", boolean(true))
+		notes = append(notes, "pod: runAsNonRoot false → true")
+	case !allTrue:
+		sc := mapping(spec, "securityContext")
+		if sc == nil {
+			return notes
+		}
+		setScalar(sc, "runAsNonRoot", boolean(true))
+		notes = append(notes, "pod: set runAsNonRoot: true")
+	}
+	return notes
+}
+
+// validSeccomp reports whether a seccompProfile passes the restricted check.
+func validSeccomp(p *yaml.Node) bool {
+	t := scalarValue(get(p, "type"))
+	return t == "RuntimeDefault" || t == "Localhost"
+}
+
+// fixSeccomp turns Unconfined profiles into RuntimeDefault and, for the
+// restricted check, sets the pod's profile when some container lacks a valid one.
+func fixSeccomp(spec *yaml.Node, restricted bool) []string {
+	if isWindows(spec) {
+		return nil
+	}
+	var notes []string
+	allValid := true
+	for _, c := range containersOf(spec) {
+		p := get(get(c.node, "securityContext"), "seccompProfile")
+		if isNull(p) {
+			allValid = false
+			continue
+		}
+		if p.Kind != yaml.MappingNode || validSeccomp(p) {
+			continue
+		}
+		t := scalarValue(get(p, "type"))
+		if restricted || t == "Unconfined" {
+			setScalar(p, "type", str("RuntimeDefault"))
+			remove(p, "localhostProfile")
+			notes = append(notes, fmt.Sprintf("%s: seccompProfile.type %s → RuntimeDefault", c, orUnset(t)))
+		}
+	}
+	p := get(get(spec, "securityContext"), "seccompProfile")
+	switch {
+	case !isNull(p) && p.Kind == yaml.MappingNode && validSeccomp(p):
+	case !isNull(p) && p.Kind == yaml.MappingNode:
+		t := scalarValue(get(p, "type"))
+		if restricted || t == "Unconfined" {
+			setScalar(p, "type", str("RuntimeDefault"))
+			remove(p, "localhostProfile")
+			notes = append(notes, fmt.Sprintf("pod: seccompProfile.type %s → RuntimeDefault", orUnset(t)))
+		}
+	case isNull(p) && restricted && !allValid:
+		sc := mapping(spec, "securityContext")
+		if sc == nil {
+			return notes
+		}
+		set(sc, "seccompProfile", &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map",
+			Content: []*yaml.Node{str("type"), str("RuntimeDefault")}})
+		notes = append(notes, "pod: set seccompProfile.type: RuntimeDefault")
+	}
+	return notes
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}
+
+// fixPrivilegeEscalation sets allowPrivilegeEscalation: false on every container that does not.
+func fixPrivilegeEscalation(spec *yaml.Node) []string {
+	if isWindows(spec) {
+		return nil
+	}
+	var notes []string
+	for _, c := range containersOf(spec) {
+		if isBool(get(get(c.node, "securityContext"), "allowPrivilegeEscalation"), false) {
+			continue
+		}
+		sc := mapping(c.node, "securityContext")
+		if sc == nil {
+			continue
+		}
+		setScalar(sc, "allowPrivilegeEscalation", boolean(false))
+		notes = append(notes, c.String()+": set allowPrivilegeEscalation: false")
+	}
+	return notes
+}
+
+// fixCapabilities makes every container drop ALL and add nothing but
+// NET_BIND_SERVICE, the one capability the restricted profile allows.
+func fixCapabilities(spec *yaml.Node) []string {
+	if isWindows(spec) {
+		return nil
+	}
+	var notes []string
+	for _, c := range containersOf(spec) {
+		caps := get(get(c.node, "securityContext"), "capabilities")
+		if !isNull(caps) && caps.Kind != yaml.MappingNode {
+			continue
+		}
+		if !dropsAll(get(caps, "drop")) {
+			sc := mapping(c.node, "securityContext")
+			if sc == nil {
+				continue
+			}
+			caps = mapping(sc, "capabilities")
+			if caps == nil {
+				continue
+			}
+			drop := get(caps, "drop")
+			if !isNull(drop) && drop.Kind == yaml.SequenceNode {
+				drop.Content = append(drop.Content, str("ALL"))
+			} else {
+				set(caps, "drop", &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle,
+					Content: []*yaml.Node{str("ALL")}})
+			}
+			notes = append(notes, c.String()+": capabilities.drop += ALL")
+		}
+		add := get(caps, "add")
+		if isNull(add) || add.Kind != yaml.SequenceNode {
+			continue
+		}
+		kept := add.Content[:0:0]
+		for _, a := range add.Content {
+			if a.Kind == yaml.ScalarNode && a.Value == "NET_BIND_SERVICE" {
+				kept = append(kept, a)
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("%s: removed capability %s from capabilities.add (the restricted profile allows only NET_BIND_SERVICE)", c, a.Value))
+		}
+		if len(kept) == len(add.Content) {
+			continue
+		}
+		if len(kept) == 0 {
+			remove(caps, "add")
+		} else {
+			add.Content = kept
+		}
+	}
+	return notes
+}
+
+func dropsAll(drop *yaml.Node) bool {
+	if drop == nil || drop.Kind != yaml.SequenceNode {
+		return false
+	}
+	for _, d := range drop.Content {
+		if d.Kind == yaml.ScalarNode && d.Value == "ALL" {
+			return true
+		}
+	}
+	return false
+}
