@@ -150,14 +150,14 @@ newest kiln knows).
 Fix: change apiVersion to the replacement the message names and check the
 guide for field changes (kubectl-convert can rewrite a file), or, for an
 older cluster, lint with its --kube-version.`,
-		Fail: `# kube-version: 1.29
+		Fail: `# kiln lint --kube-version 1.29
 apiVersion: flowcontrol.apiserver.k8s.io/v1beta2
 kind: FlowSchema
 metadata: {name: batch-jobs}
 spec:
   priorityLevelConfiguration: {name: workload-low}
 `,
-		Pass: `# kube-version: 1.29
+		Pass: `# kiln lint --kube-version 1.29
 apiVersion: flowcontrol.apiserver.k8s.io/v1
 kind: FlowSchema
 metadata: {name: batch-jobs}
@@ -174,14 +174,14 @@ deprecation warning, and a later release removes it (the message names
 which). Same table as api/removed.
 
 Fix: move to the replacement now, while both versions are served.`,
-		Fail: `# kube-version: 1.27
+		Fail: `# kiln lint --kube-version 1.27
 apiVersion: flowcontrol.apiserver.k8s.io/v1beta2
 kind: FlowSchema
 metadata: {name: batch-jobs}
 spec:
   priorityLevelConfiguration: {name: workload-low}
 `,
-		Pass: `# kube-version: 1.27
+		Pass: `# kiln lint --kube-version 1.27
 apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
 kind: FlowSchema
 metadata: {name: batch-jobs}

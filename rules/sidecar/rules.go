@@ -60,7 +60,7 @@ from 1.35. The rule reports for targets below 1.35.
 Fix: remove the field; if the container is a helper that should keep
 running, make it a native sidecar in initContainers; or target 1.35+ (or
 1.34 with the ContainerRestartRules gate enabled).`,
-		Fail: `# kube-version: 1.31
+		Fail: `# kiln lint --kube-version 1.31
 apiVersion: v1
 kind: Pod
 metadata: {name: worker}
@@ -69,7 +69,7 @@ spec:
   containers:
     - {name: worker, image: ghcr.io/acme/worker:1.0, restartPolicy: OnFailure}
 `,
-		Pass: `# kube-version: 1.31
+		Pass: `# kiln lint --kube-version 1.31
 apiVersion: v1
 kind: Pod
 metadata: {name: worker}
@@ -123,7 +123,7 @@ becomes a plain init container that never exits, and the pod never starts.
 
 Fix: target 1.29 or newer (--kube-version), or, for older clusters, run the
 helper in containers[] and stop it from the app when the work is done.`,
-		Fail: `# kube-version: 1.27
+		Fail: `# kiln lint --kube-version 1.27
 apiVersion: v1
 kind: Pod
 metadata: {name: web}
@@ -133,7 +133,7 @@ spec:
   containers:
     - {name: web, image: ghcr.io/acme/web:1.0}
 `,
-		Pass: `# kube-version: 1.29
+		Pass: `# kiln lint --kube-version 1.29
 apiVersion: v1
 kind: Pod
 metadata: {name: web}

@@ -6,7 +6,8 @@
 //	  - name: envoy   # want: sidecar/classic-in-job error
 //
 // (several on one line are separated by ";"), and may pin the target
-// Kubernetes version with a "# kube-version: 1.28" line. A fixture without
+// Kubernetes version with a "# kube-version: 1.28" (or "# kiln lint
+// --kube-version 1.28") comment line. A fixture without
 // want comments must produce no finding from the checker under test.
 package ruletest
 
@@ -24,7 +25,7 @@ import (
 
 var (
 	wantRE = regexp.MustCompile(`#\s*want:\s*(.+)$`)
-	kubeRE = regexp.MustCompile(`(?m)^#\s*kube-version:\s*(\S+)`)
+	kubeRE = regexp.MustCompile(`(?m)^#.*?kube-version[:=]?\s*(\S+)`)
 )
 
 // Options returns default options with the kube version named in data's
