@@ -14,7 +14,7 @@ import (
 
 // CheckSeeds runs the checkers together over every *.yaml in dir and
 // compares the JSON report (version 1 contract) with the file's golden
-// twin, x.yaml → x.golden.json. Each seed must produce at least one finding.
+// twin, x.yaml → x.json.golden. Each seed must produce at least one finding.
 func CheckSeeds(t *testing.T, dir string, checkers ...*rules.Checker) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -35,7 +35,7 @@ func CheckSeeds(t *testing.T, dir string, checkers ...*rules.Checker) {
 			if err := report.Write(&buf, "json", res, report.Options{}); err != nil {
 				t.Fatal(err)
 			}
-			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".golden.json", buf.Bytes())
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".json.golden", buf.Bytes())
 		})
 	}
 }
