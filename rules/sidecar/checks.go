@@ -104,7 +104,7 @@ func checkNeeds129(o *manifest.Object, content map[string]any, kube manifest.Kub
 				msg = fmt.Sprintf("native sidecar %q (init container with restartPolicy: Always) needs Kubernetes 1.29; in 1.28 it is alpha and runs only with the SidecarContainers feature gate enabled",
 					c.Name)
 			} else {
-				msg = fmt.Sprintf("native sidecar %q (init container with restartPolicy: Always) needs Kubernetes 1.29; %s does not know the field and drops it, so the sidecar becomes a plain init container that never exits and the pod never starts",
+				msg = fmt.Sprintf("native sidecar %q (init container with restartPolicy: Always) needs Kubernetes 1.29; %s does not know restartPolicy on a container: clients that validate fields reject the pod, others have the field dropped, and the sidecar becomes a plain init container that never exits, so the app never starts",
 					c.Name, kube)
 			}
 			r(c.Field("restartPolicy"), msg)

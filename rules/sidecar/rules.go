@@ -118,8 +118,10 @@ spec:
 		Doc: `Native sidecars (KEP-753, SidecarContainers) are beta and on by default from
 Kubernetes 1.29 (GA in 1.33). In 1.28 they are alpha and work only where
 the SidecarContainers feature gate is enabled. Before 1.28 the API server
-does not know restartPolicy on a container and drops it: the sidecar
-becomes a plain init container that never exits, and the pod never starts.
+does not know restartPolicy on a container: with strict field validation
+(kubectl's default) the pod is rejected; otherwise the field is dropped, the
+sidecar becomes a plain init container that never exits, and the app never
+starts.
 
 Fix: target 1.29 or newer (--kube-version), or, for older clusters, run the
 helper in containers[] and stop it from the app when the work is done.`,
