@@ -1,7 +1,7 @@
 // Package fix rewrites manifests so that the findings kiln can repair
 // automatically go away: the restricted Pod Security securityContext
 // (psa/runAsNonRoot, psa/seccompProfile_*, psa/allowPrivilegeEscalation,
-// psa/capabilities_restricted), classic helper sidecars in run-to-completion
+// psa/capabilities_*), classic helper sidecars in run-to-completion
 // pods (sidecar/classic-in-job) and removed apiVersions whose replacement has
 // the same schema (api/removed).
 //
@@ -31,6 +31,7 @@ const (
 	SeccompBaseline       = "psa/seccompProfile_baseline"
 	AllowPrivEscalation   = "psa/allowPrivilegeEscalation"
 	CapabilitiesRestrict  = "psa/capabilities_restricted"
+	CapabilitiesBaseline  = "psa/capabilities_baseline"
 	SidecarClassicInJob   = "sidecar/classic-in-job"
 	APIRemoved            = "api/removed"
 	sidecarContainersPath = "containers["
@@ -43,6 +44,7 @@ var podFixers = map[string]func(spec *yaml.Node) []string{
 	SeccompBaseline:      func(s *yaml.Node) []string { return fixSeccomp(s, false) },
 	AllowPrivEscalation:  fixPrivilegeEscalation,
 	CapabilitiesRestrict: fixCapabilities,
+	CapabilitiesBaseline: fixCapabilitiesBaseline,
 }
 
 // Rules lists the rule IDs kiln fix repairs, sorted.

@@ -160,6 +160,16 @@ func fixPrivilegeEscalation(spec *yaml.Node) []string {
 	return notes
 }
 
+// baselineCaps are the capabilities the baseline profile allows in capabilities.add.
+var baselineCaps = map[string]bool{
+	"AUDIT_WRITE": true, "CHOWN": true, "DAC_OVERRIDE": true, "FOWNER": true, "FSETID": true,
+	"KILL": true, "MKNOD": true, "NET_BIND_SERVICE": true, "SETFCAP": true, "SETGID": true,
+	"SETPCAP": true, "SETUID": true, "SYS_CHROOT": true,
+}
+
+// restrictedCaps is the one capability the restricted profile allows in capabilities.add.
+var restrictedCaps = map[string]bool{"NET_BIND_SERVICE": true}
+
 // fixCapabilities makes every container drop ALL and add nothing but
 // NET_BIND_SERVICE, the one capability the restricted profile allows.
 func fixCapabilities(spec *yaml.Node) []string {
@@ -190,26 +200,46 @@ func fixCapabilities(spec *yaml.Node) []string {
 			}
 			notes = append(notes, c.String()+": capabilities.drop += ALL")
 		}
-		add := get(caps, "add")
-		if isNull(add) || add.Kind != yaml.SequenceNode {
+		notes = append(notes, removeAdded(c, caps, restrictedCaps, "restricted")...)
+	}
+	return notes
+}
+
+// fixCapabilitiesBaseline removes the added capabilities the baseline profile does not allow.
+func fixCapabilitiesBaseline(spec *yaml.Node) []string {
+	var notes []string
+	for _, c := range containersOf(spec) {
+		caps := get(get(c.node, "securityContext"), "capabilities")
+		if !isNull(caps) && caps.Kind == yaml.MappingNode {
+			notes = append(notes, removeAdded(c, caps, baselineCaps, "baseline")...)
+		}
+	}
+	return notes
+}
+
+// removeAdded drops the entries of capabilities.add that are not allowed,
+// and the add list itself when that empties it.
+func removeAdded(c container, caps *yaml.Node, allowed map[string]bool, level string) []string {
+	add := get(caps, "add")
+	if isNull(add) || add.Kind != yaml.SequenceNode {
+		return nil
+	}
+	var notes []string
+	kept := add.Content[:0:0]
+	for _, a := range add.Content {
+		if a.Kind == yaml.ScalarNode && allowed[a.Value] {
+			kept = append(kept, a)
 			continue
 		}
-		kept := add.Content[:0:0]
-		for _, a := range add.Content {
-			if a.Kind == yaml.ScalarNode && a.Value == "NET_BIND_SERVICE" {
-				kept = append(kept, a)
-				continue
-			}
-			notes = append(notes, fmt.Sprintf("%s: removed capability %s from capabilities.add (the restricted profile allows only NET_BIND_SERVICE)", c, a.Value))
-		}
-		if len(kept) == len(add.Content) {
-			continue
-		}
-		if len(kept) == 0 {
-			remove(caps, "add")
-		} else {
-			add.Content = kept
-		}
+		notes = append(notes, fmt.Sprintf("%s: removed capability %s from capabilities.add (not allowed by the %s profile)", c, a.Value, level))
+	}
+	if len(kept) == len(add.Content) {
+		return nil
+	}
+	if len(kept) == 0 {
+		remove(caps, "add")
+	} else {
+		add.Content = kept
 	}
 	return notes
 }

@@ -26,7 +26,8 @@ func newFixCmd(e *env) *cobra.Command {
 		Long: `Rewrite manifests in place so that the findings kiln can repair go away:
   - the restricted Pod Security securityContext on the pod and every container
     (psa/runAsNonRoot, psa/seccompProfile_restricted, psa/seccompProfile_baseline,
-    psa/allowPrivilegeEscalation, psa/capabilities_restricted);
+    psa/allowPrivilegeEscalation, psa/capabilities_restricted,
+    psa/capabilities_baseline: added capabilities the level forbids are removed);
   - a helper (proxy, log shipper, agent) in containers[] of a Job, CronJob or
     JobSet pod moved to a native sidecar (sidecar/classic-in-job, 1.29+);
   - a removed apiVersion whose replacement has the same schema (api/removed).
