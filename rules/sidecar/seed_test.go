@@ -42,3 +42,29 @@ func TestCompilerExamplesClean(t *testing.T) {
 		t.Errorf("read %d objects from %d files", len(set.Objects()), len(files))
 	}
 }
+
+// BenchmarkOwnCheckers runs kiln's four own checkers through the engine over
+// every fixture of their packages, parsed 50 times over (about 7,000 objects).
+func BenchmarkOwnCheckers(b *testing.B) {
+	var files []string
+	for _, p := range []string{"sidecar", "jobset", "storage", "apiversions"} {
+		m, _ := filepath.Glob("../" + p + "/testdata/*/*.yaml")
+		files = append(files, m...)
+	}
+	var objs []*manifest.Object
+	for i := 0; i < 50; i++ {
+		objs = append(objs, manifest.ReadFiles(files, nil).Objects()...)
+	}
+	for _, o := range objs {
+		o.Content() // decoded once per object, shared by all checkers (as in kiln lint)
+	}
+	eng := &rules.Engine{Checkers: []*rules.Checker{sidecar.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := eng.Run(objs, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(objs)), "objects")
+}
