@@ -149,7 +149,7 @@ func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode) {
 	isPod := o.Kind == "Pod" && o.Group() == ""
 	for _, t := range tmpls {
 		prefix := ""
-		if o.Kind == "JobSet" {
+		if o.Kind == "JobSet" && o.Group() == manifest.JobSetGroup {
 			prefix = fmt.Sprintf("replicated job %q: ", t.Name)
 		}
 		meta, spec, err := decodeTemplate(content, t, isPod)
