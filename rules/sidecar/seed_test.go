@@ -1,6 +1,7 @@
 package sidecar_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -67,4 +68,30 @@ func BenchmarkOwnCheckers(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(objs)), "objects")
+}
+
+// FuzzOwnCheckers: whatever YAML the reader accepts, kiln's own checkers
+// do not panic (bad input never panics) and every finding names a field.
+func FuzzOwnCheckers(f *testing.F) {
+	for _, p := range []string{"sidecar", "jobset", "storage", "apiversions"} {
+		m, _ := filepath.Glob("../" + p + "/testdata/*/*.yaml")
+		for _, file := range m {
+			if data, err := os.ReadFile(file); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	eng := &rules.Engine{Checkers: []*rules.Checker{sidecar.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		objs, _ := manifest.Parse("fuzz.yaml", data)
+		res, err := eng.Run(objs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range res.Findings {
+			if x.Field == "" {
+				t.Fatalf("%s without a field: %s", x.Rule, x.Message)
+			}
+		}
+	})
 }
