@@ -67,7 +67,7 @@ func (st style) encode(n *yaml.Node) (string, error) {
 	} else {
 		enc.DefaultSeqIndent()
 	}
-	if err := enc.Encode(n); err != nil {
+	if err := enc.Encode(spellNulls(n, false)); err != nil {
 		return "", err
 	}
 	if err := enc.Close(); err != nil {
@@ -121,4 +121,21 @@ func indentLines(text string, ind int) string {
 		b.WriteString(l)
 	}
 	return b.String()
+}
+
+// spellNulls returns a copy of n in which empty nulls inside flow
+// collections read "null": yaml.v3 would encode "{a: }" as "{a: ''}", a string.
+func spellNulls(n *yaml.Node, flow bool) *yaml.Node {
+	cp := *n
+	flow = flow || n.Style&yaml.FlowStyle != 0
+	if flow && n.Kind == yaml.ScalarNode && n.Value == "" && n.ShortTag() == "!!null" && n.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 {
+		cp.Value = "null"
+	}
+	if len(n.Content) > 0 {
+		cp.Content = make([]*yaml.Node, len(n.Content))
+		for i, c := range n.Content {
+			cp.Content[i] = spellNulls(c, flow)
+		}
+	}
+	return &cp
 }
