@@ -43,10 +43,12 @@ func TestPatch(t *testing.T) {
 		},
 		want: "a: 'x2'   # c\nb: \"y2\"\nc: z2\n",
 	}, {
-		name:   "key appended at the mapping's indentation, four spaces",
-		src:    "a:\n    b: 1\n    # trailing comment\nc: 2\n",
-		mutate: func(r *yaml.Node) { set(get(r, "a"), "d", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("e"), str("f")}}) },
-		want:   "a:\n    b: 1\n    d:\n        e: f\n    # trailing comment\nc: 2\n",
+		name: "key appended at the mapping's indentation, four spaces",
+		src:  "a:\n    b: 1\n    # trailing comment\nc: 2\n",
+		mutate: func(r *yaml.Node) {
+			set(get(r, "a"), "d", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("e"), str("f")}})
+		},
+		want: "a:\n    b: 1\n    d:\n        e: f\n    # trailing comment\nc: 2\n",
 	}, {
 		name: "compact sequence item removed and appended",
 		src:  "l:\n# head of x\n- x: 1\n  y: 2\n- z\nm: 1\n",
@@ -84,14 +86,14 @@ func TestPatch(t *testing.T) {
 		mutate: func(r *yaml.Node) { set(get(r, "l").Content[0], "x", str("y")) },
 		want:   "l:\n- name: a\n  x: y\n- name: b\n",
 	}, {
-		name:   "only the changed document is touched",
-		src:    "a: 1   # one\n---\n# two\nb:   2\n",
+		name: "only the changed document is touched",
+		src:  "a: 1   # one\n---\n# two\nb:   2\n",
 		mutate: func(r *yaml.Node) {
 			if get(r, "a") != nil {
 				setScalar(r, "a", str("3"))
 			}
 		},
-		want:   "a: \"3\"   # one\n---\n# two\nb:   2\n",
+		want: "a: \"3\"   # one\n---\n# two\nb:   2\n",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, reformatted := rewriteWith(t, tc.src, tc.mutate)

@@ -124,7 +124,7 @@ func indentLines(text string, ind int) string {
 }
 
 // spellNulls returns a copy of n in which empty nulls inside flow
-// collections read "null": yaml.v3 would encode "{a: }" as "{a: ''}", a string.
+// collections read "null": yaml.v3 would encode "{a: }" as "{a: ”}", a string.
 func spellNulls(n *yaml.Node, flow bool) *yaml.Node {
 	cp := *n
 	flow = flow || n.Style&yaml.FlowStyle != 0
