@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"errors"
 	"fmt"
 	"os"
@@ -13,12 +15,16 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 )
 
-// examples lists the example specs under examples/.
+// exampleNames are the compiler's examples: examples/<name>/app.yaml with
+// the compiled output checked in under examples/<name>/out.
+var exampleNames = []string{"mesh", "psa-migration", "pytorch", "tensorflow", "web"}
+
+// examples lists the example specs.
 func examples(t testing.TB) []string {
 	t.Helper()
-	specs, err := filepath.Glob("../examples/*/app.yaml")
-	if err != nil || len(specs) < 5 {
-		t.Fatalf("want the five example specs, found %v (%v)", specs, err)
+	var specs []string
+	for _, n := range exampleNames {
+		specs = append(specs, filepath.Join("..", "examples", n, "app.yaml"))
 	}
 	return specs
 }
@@ -256,5 +262,46 @@ func TestFrameworks(t *testing.T) {
 	}
 	if got := strings.Join(names[:4], ","); got != "RANK,WORLD_SIZE,COORDINATOR_ADDR,COORDINATOR_PORT" {
 		t.Errorf("generic env = %s", got)
+	}
+}
+
+// TestDefaultsMatchSchema checks that the defaults the Go types fill in are
+// the schema's: the CUE export of a minimal spec decodes to the same App as
+// the spec itself.
+func TestDefaultsMatchSchema(t *testing.T) {
+	src := "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n" +
+		"  volumes: {d: {shared: {size: 1Gi}}, c: {claim: {name: x}}, s: {scratch: {}}}\n" +
+		"  services: {web: {containers: [{name: app, image: x, ready: {httpGet: {port: 80}}}]}}\n" +
+		"  training: {t: {framework: pytorch, image: x, command: [x]}}\n"
+	objs, _ := manifest.Parse("d.yaml", []byte(src))
+	content, err := objs[0].Content()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, app, err := appSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema.mu.Lock()
+	data, err := app.Unify(ctx.Encode(content)).MarshalJSON()
+	schema.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromCUE App
+	if err := json.Unmarshal(data, &fromCUE); err != nil {
+		t.Fatal(err)
+	}
+	fromGo, err := decode(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&fromCUE, fromGo) {
+		a, _ := json.Marshal(fromCUE)
+		b, _ := json.Marshal(fromGo)
+		t.Errorf("defaults differ:\n CUE %s\n  Go %s", a, b)
+	}
+	if fromGo.Spec.Services["web"].Replicas != 1 || fromGo.Spec.Training["t"].Port != 29500 || fromGo.Spec.Volumes["d"].Shared.AccessMode != "ReadWriteMany" {
+		t.Errorf("defaults not applied: %+v", fromGo.Spec)
 	}
 }

@@ -61,25 +61,36 @@ func Load(spec *manifest.Object) (*App, error) {
 	}
 	schema.mu.Lock()
 	v := app.Unify(ctx.Encode(content))
-	verr := v.Validate(cue.Concrete(true))
-	var data []byte
-	if verr == nil {
-		data, verr = v.MarshalJSON()
-	}
 	var errs []error
-	if verr != nil {
-		errs = cueErrors(spec, app, verr)
+	if err := v.Validate(cue.Concrete(true)); err != nil {
+		errs = cueErrors(spec, app, err)
 	}
 	schema.mu.Unlock()
 	if len(errs) > 0 {
 		return nil, joinSorted(errs)
 	}
-	var a App
-	if err := json.Unmarshal(data, &a); err != nil {
+	// The spec is valid: decode it into the Go types, whose UnmarshalJSON
+	// methods fill in the schema's defaults (TestDefaultsMatchSchema keeps
+	// them equal). This is several times cheaper than exporting the CUE value.
+	a, err := decode(content)
+	if err != nil {
 		return nil, &manifest.Error{Pos: spec.Pos(), Msg: "spec does not decode: " + err.Error()}
 	}
-	if errs := validate(spec, &a); len(errs) > 0 {
+	if errs := validate(spec, a); len(errs) > 0 {
 		return nil, joinSorted(errs)
+	}
+	return a, nil
+}
+
+// decode converts validated spec content into an App, defaults filled in.
+func decode(content map[string]any) (*App, error) {
+	data, err := json.Marshal(content)
+	if err != nil {
+		return nil, err
+	}
+	var a App
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, err
 	}
 	return &a, nil
 }

@@ -242,3 +242,43 @@ func (p *Port) UnmarshalJSON(b []byte) error {
 	p.Number = n
 	return err
 }
+
+// Defaults of schemas/app.cue, applied while decoding (json leaves absent
+// fields as they were before decoding). TestDefaultsMatchSchema checks them
+// against the schema.
+
+// UnmarshalJSON decodes a service with replicas defaulting to 1.
+func (s *Service) UnmarshalJSON(b []byte) error {
+	type plain Service
+	p := plain{Replicas: 1}
+	err := json.Unmarshal(b, &p)
+	*s = Service(p)
+	return err
+}
+
+// UnmarshalJSON decodes a training job with nodes defaulting to 1 and port to 29500.
+func (t *Training) UnmarshalJSON(b []byte) error {
+	type plain Training
+	p := plain{Nodes: 1, Port: 29500}
+	err := json.Unmarshal(b, &p)
+	*t = Training(p)
+	return err
+}
+
+// UnmarshalJSON decodes a shared volume with accessMode defaulting to ReadWriteMany.
+func (s *Shared) UnmarshalJSON(b []byte) error {
+	type plain Shared
+	p := plain{AccessMode: "ReadWriteMany"}
+	err := json.Unmarshal(b, &p)
+	*s = Shared(p)
+	return err
+}
+
+// UnmarshalJSON decodes an httpGet probe with path defaulting to /.
+func (h *HTTPGet) UnmarshalJSON(b []byte) error {
+	type plain HTTPGet
+	p := plain{Path: "/"}
+	err := json.Unmarshal(b, &p)
+	*h = HTTPGet(p)
+	return err
+}
