@@ -3,11 +3,11 @@ package compiler
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
