@@ -56,7 +56,6 @@ func snapshot(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-
 func TestFixDryRun(t *testing.T) {
 	dir := fixCorpus(t, false)
 	before := snapshot(t, dir)
