@@ -1,0 +1,76 @@
+package main
+
+import (
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules/psa"
+	"github.com/spf13/cobra"
+)
+
+func init() { commands = append(commands, newPSACmd) }
+
+func newPSACmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "psa",
+		Short: "Pod Security Admission tools",
+	}
+	cmd.AddCommand(newPSAPlanCmd(e))
+	return cmd
+}
+
+func newPSAPlanCmd(e *env) *cobra.Command {
+	var format, kubeVersion, config string
+	cmd := &cobra.Command{
+		Use:   "plan [PATH...|-]",
+		Short: "Plan Pod Security labels per namespace: the strictest level every workload passes, and what blocks the next",
+		Long: `For each namespace in the input (and each namespace that workloads name but
+the input does not define), kiln psa plan judges every workload with the
+upstream Pod Security evaluator, as kiln lint does, and prints:
+  - the strictest level (restricted, baseline, privileged) every workload in the
+    namespace passes, at the target version or, if only an older one passes, at
+    the newest version that does;
+  - the labels to roll it out, in the order of the upstream migration guide:
+    audit, then warn, then enforce (then audit and warn at the next level);
+  - per workload, the checks that block the next level, with file:line:col.
+Workloads without metadata.namespace are in "default". App specs among the
+inputs are compiled first.
+
+Exit codes: 0 plan printed, 2 usage or input error.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usageErrorf("--format %q: use text or json", format)
+			}
+			lf := lintFlags{config: config, kubeVersion: kubeVersion}
+			cfg, opts, err := lf.load()
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			set := readInputs(e, args, cfg)
+			objs, specErrs := compileSpecs(set.Objects(), opts)
+			inputErrs := append(set.Errors(), specErrs...)
+			plan, err := psa.NewPlan(objs, opts.KubeVersion)
+			if err != nil {
+				return &exitError{code: exitInput, msg: err.Error()}
+			}
+			if format == "json" {
+				err = plan.WriteJSON(e.stdout)
+			} else {
+				err = plan.WriteText(e.stdout)
+			}
+			if err != nil {
+				return err
+			}
+			if len(inputErrs) > 0 {
+				printInputErrors(e, inputErrs)
+				return &exitError{code: exitInput}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: text or json")
+	cmd.Flags().StringVar(&kubeVersion, "kube-version", "", "target Kubernetes version; the plan pins Pod Security to it (default "+manifest.LatestKube.String()+")")
+	cmd.Flags().StringVar(&config, "config", "", "config file (path excludes and kube-version are read from it)")
+	return cmd
+}

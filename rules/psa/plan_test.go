@@ -1,0 +1,123 @@
+package psa
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+)
+
+const planInput = "testdata/plan/input.yaml"
+
+func readPlanInput(t *testing.T) []*manifest.Object {
+	t.Helper()
+	data, err := os.ReadFile(planInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, errs := manifest.Parse(planInput, data)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return objs
+}
+
+func TestPlanGolden(t *testing.T) {
+	plan, err := NewPlan(readPlanInput(t), manifest.LatestKube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, js bytes.Buffer
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "testdata/plan/plan.txt.golden", text.Bytes())
+	golden.Check(t, "testdata/plan/plan.json.golden", js.Bytes())
+
+	// The facts the goldens must show, asserted directly.
+	want := map[string]struct{ level, version, next string }{
+		"shop":   {"restricted", "v1.37", ""},           // can move to restricted
+		"legacy": {"baseline", "v1.37", "restricted"},   // cannot: its workload passes baseline only
+		"infra":  {"privileged", "v1.37", "baseline"},   // a hostNetwork workload
+		"tools":  {"restricted", "v1.18", "restricted"}, // restricted only before seccomp joined it
+	}
+	if len(plan.Namespaces) != len(want) {
+		t.Fatalf("%d namespaces, want %d", len(plan.Namespaces), len(want))
+	}
+	for _, ns := range plan.Namespaces {
+		w := want[ns.Name]
+		if ns.Level != w.level || ns.LevelVersion != w.version || ns.Next != w.next {
+			t.Errorf("%s: %s %s next %q, want %s %s next %q", ns.Name, ns.Level, ns.LevelVersion, ns.Next, w.level, w.version, w.next)
+		}
+		if got := ns.Labels["pod-security.kubernetes.io/enforce"]; got != w.level {
+			t.Errorf("%s: enforce label %q, want %q", ns.Name, got, w.level)
+		}
+		if last := ns.Steps[len(ns.Steps)-1]; (w.next != "") != (last.Mode == "audit+warn") {
+			t.Errorf("%s: last step %q", ns.Name, last.Mode)
+		}
+	}
+	// JSON is valid and round-trips.
+	var back Plan
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Namespaces) != 4 {
+		t.Errorf("JSON does not round-trip: %v", err)
+	}
+}
+
+// TestPlanMatchesLint: a workload passes a level in the plan exactly when
+// kiln lint, judging it at that level, reports no psa finding for it.
+func TestPlanMatchesLint(t *testing.T) {
+	objs := readPlanInput(t)
+	plan, err := NewPlan(objs, manifest.LatestKube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without Namespace objects, lint judges every workload at --psa-level.
+	var workloads []*manifest.Object
+	for _, o := range objs {
+		if o.Kind != "Namespace" {
+			workloads = append(workloads, o)
+		}
+	}
+	for _, level := range []string{"restricted", "baseline"} {
+		opts := rules.DefaultOptions()
+		opts.PSALevel, opts.PSAVersion = level, "v1.37"
+		e := &rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts}
+		res, err := e.Run(workloads, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failing := map[manifest.Ref]bool{}
+		for _, f := range res.Active() {
+			failing[f.Object] = true
+		}
+		for _, ns := range plan.Namespaces {
+			for _, wp := range ns.Workloads {
+				passes := rank(wp.Level) >= rank(level)
+				if passes == failing[wp.Object] {
+					t.Errorf("%s at %s: plan says level %s, lint findings: %v", wp.Object, level, wp.Level, failing[wp.Object])
+				}
+			}
+		}
+	}
+}
+
+func TestPlanEmpty(t *testing.T) {
+	plan, err := NewPlan(nil, manifest.LatestKube)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := plan.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Pod Security plan for v1.37\n\nno namespaces and no workloads in the input\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}

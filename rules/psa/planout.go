@@ -1,0 +1,118 @@
+package psa
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"k8s.io/pod-security-admission/api"
+)
+
+// WriteJSON writes the plan as indented JSON (maps with sorted keys).
+func (p *Plan) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(p)
+}
+
+// rank orders levels: privileged 0, baseline 1, restricted 2, unknown -1.
+func rank(level string) int {
+	switch level {
+	case string(api.LevelPrivileged):
+		return 0
+	case string(api.LevelBaseline):
+		return 1
+	case string(api.LevelRestricted):
+		return 2
+	}
+	return -1
+}
+
+// WriteText writes the plan for people: per namespace its level, the
+// kubectl commands of each step, and the checks that block the next level.
+func (p *Plan) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Pod Security plan for %s\n", p.Target)
+	if len(p.Namespaces) == 0 {
+		b.WriteString("\nno namespaces and no workloads in the input\n")
+	}
+	for _, ns := range p.Namespaces {
+		where := "not in the input"
+		if ns.Defined != nil {
+			where = ns.Defined.String()
+		}
+		fmt.Fprintf(&b, "\nnamespace %s (%s)\n", ns.Name, where)
+		if len(ns.Current) == 0 {
+			b.WriteString("  now:      no pod-security labels (the cluster default applies: privileged unless configured)\n")
+		} else {
+			fmt.Fprintf(&b, "  now:      %s\n", labelList(ns.Current, " "))
+		}
+		ready := 0
+		for _, wp := range ns.Workloads {
+			if len(wp.Blocking) == 0 {
+				ready++
+			}
+		}
+		switch {
+		case len(ns.Workloads) == 0:
+			fmt.Fprintf(&b, "  passes:   %s %s (no workloads)\n", ns.Level, ns.LevelVersion)
+		case ns.Next == "":
+			fmt.Fprintf(&b, "  passes:   %s %s (all %d %s)\n", ns.Level, ns.LevelVersion, len(ns.Workloads), plural(len(ns.Workloads), "workload", "workloads"))
+		default:
+			fmt.Fprintf(&b, "  passes:   %s %s (%d %s; %d already %s %s %s)\n", ns.Level, ns.LevelVersion,
+				len(ns.Workloads), plural(len(ns.Workloads), "workload", "workloads"), ready, plural(ready, "passes", "pass"), ns.Next, ns.NextVersion)
+		}
+		if cur := ns.Current[api.EnforceLevelLabel]; rank(cur) > rank(ns.Level) {
+			rejected := 0
+			for _, wp := range ns.Workloads {
+				if rank(wp.Level) < rank(cur) {
+					rejected++
+				}
+			}
+			fmt.Fprintf(&b, "  warning:  enforce=%s today rejects the pods of %d %s\n", cur, rejected, plural(rejected, "workload", "workloads"))
+		}
+		b.WriteString("  steps:\n")
+		for i, s := range ns.Steps {
+			fmt.Fprintf(&b, "    %d. %-10s kubectl label --overwrite namespace %s %s\n", i+1, s.Mode, ns.Name, labelList(s.Labels, " "))
+			fmt.Fprintf(&b, "       %-10s %s\n", "", s.Why)
+		}
+		if ns.Next == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "  blocking %s %s:\n", ns.Next, ns.NextVersion)
+		for _, wp := range ns.Workloads {
+			if len(wp.Blocking) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "    %s (%s), passes %s\n", wp.Object, wp.Pos, wp.Level)
+			for _, bl := range wp.Blocking {
+				fmt.Fprintf(&b, "      %s  %s  %s\n", bl.Pos, bl.Rule, bl.Message)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// labelList formats labels as k=v, sorted by key.
+func labelList(labels map[string]string, sep string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, sep)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
