@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"strings"
+
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -92,8 +94,24 @@ func (e *emitter) metadata(p pos, name string, namespaced bool, extra map[string
 	if namespaced && e.app.Metadata.Namespace != "" {
 		add(md, field{"namespace", str(p, e.app.Metadata.Namespace)})
 	}
-	add(md, field{"labels", stringMap(p, labels)}, field{"annotations", stringMap(p, e.app.Metadata.Annotations)})
+	add(md, field{"labels", stringMap(p, labels)}, field{"annotations", stringMap(p, e.annotations())})
 	return md
+}
+
+// annotations are the spec's annotations that carry over to compiled
+// objects: all but the ones that configure the spec document itself for
+// kustomize or kubectl (a generator's function config must not turn every
+// compiled object into a function).
+func (e *emitter) annotations() map[string]string {
+	out := map[string]string{}
+	for k, v := range e.app.Metadata.Annotations {
+		if strings.HasPrefix(k, "config.kubernetes.io/") || strings.HasPrefix(k, "internal.config.kubernetes.io/") ||
+			strings.HasPrefix(k, "config.k8s.io/") || strings.HasPrefix(k, "kubectl.kubernetes.io/") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // object is the top of a compiled object.

@@ -305,3 +305,37 @@ func TestDefaultsMatchSchema(t *testing.T) {
 		t.Errorf("defaults not applied: %+v", fromGo.Spec)
 	}
 }
+
+// TestMetadataCarriesOver: the spec's labels and annotations reach every
+// compiled object, except kustomize/kubectl annotations that configure the
+// spec document itself; standard labels win over the spec's.
+func TestMetadataCarriesOver(t *testing.T) {
+	src := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata:
+  name: a
+  namespace: a
+  labels: {team: search, app.kubernetes.io/name: mine}
+  annotations:
+    kiln.dev/ignore: "psa/runAsUser # reviewed"
+    config.kubernetes.io/function: "exec: {path: kiln}"
+    config.kubernetes.io/local-config: "true"
+spec:
+  services:
+    web:
+      containers: [{name: app, image: x}]
+`
+	objs, _ := manifest.Parse("m.yaml", []byte(src))
+	out, err := Compile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range out {
+		if o.Labels["team"] != "search" || o.Labels[LabelName] != "web" || o.Labels[LabelManagedBy] != ManagedBy {
+			t.Errorf("%s labels = %v", o.Ref(), o.Labels)
+		}
+		if o.Annotations["kiln.dev/ignore"] != "psa/runAsUser # reviewed" || len(o.Annotations) != 1 {
+			t.Errorf("%s annotations = %v", o.Ref(), o.Annotations)
+		}
+	}
+}

@@ -59,13 +59,10 @@ func Load(spec *manifest.Object) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	schema.mu.Lock()
-	v := app.Unify(ctx.Encode(content))
-	var errs []error
-	if err := v.Validate(cue.Concrete(true)); err != nil {
-		errs = cueErrors(spec, app, err)
+	errs, err := unify(spec, ctx, app, content)
+	if err != nil {
+		return nil, err
 	}
-	schema.mu.Unlock()
 	if len(errs) > 0 {
 		return nil, joinSorted(errs)
 	}
@@ -93,6 +90,23 @@ func decode(content map[string]any) (*App, error) {
 		return nil, err
 	}
 	return &a, nil
+}
+
+// unify validates content against the schema. A panic inside CUE becomes an
+// error on the spec rather than a crash (and never leaves the lock held).
+func unify(spec *manifest.Object, ctx *cue.Context, app cue.Value, content map[string]any) (errs []error, err error) {
+	schema.mu.Lock()
+	defer schema.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			err = &manifest.Error{Pos: spec.Pos(), Msg: fmt.Sprintf("spec could not be validated (internal error in the CUE evaluator: %v); please report it", r)}
+		}
+	}()
+	v := app.Unify(ctx.Encode(content))
+	if verr := v.Validate(cue.Concrete(true)); verr != nil {
+		errs = cueErrors(spec, app, verr)
+	}
+	return errs, nil
 }
 
 // joinSorted orders errors by position and joins them.
