@@ -142,6 +142,8 @@ type Result struct {
 	Reformatted []int
 	// Err is set when the file could not be rewritten; it is left unchanged.
 	Err error
+	// Skipped says why a file with fixable findings was not fixed (a JSON file).
+	Skipped string
 }
 
 // Changed reports whether the file's content changes.
@@ -166,7 +168,16 @@ func Fix(files []*File, findings []rules.Finding, opts Options) []*Result {
 	for _, file := range files {
 		res := &Result{File: file, Output: file.Src}
 		out = append(out, res)
-		if len(file.Errs) > 0 || strings.EqualFold(path.Ext(file.Path), ".json") {
+		if len(file.Errs) > 0 {
+			continue
+		}
+		if strings.EqualFold(path.Ext(file.Path), ".json") {
+			for _, o := range file.Objects {
+				if len(byObj[key{o.File, o.Ref()}]) > 0 {
+					res.Skipped = "kiln fix does not rewrite JSON files; its fixable findings stay"
+					break
+				}
+			}
 			continue
 		}
 		changed := map[int]*yaml.Node{}

@@ -103,6 +103,7 @@ type patcher struct {
 	s       *source
 	style   style
 	lastDoc int // last line of the document (inclusive)
+	crlf    bool
 	edits   []edit
 }
 
@@ -143,6 +144,9 @@ func (p *patcher) diff(orig, mod *yaml.Node) error {
 }
 
 func (p *patcher) add(start, end int, text string) {
+	if p.crlf {
+		text = strings.ReplaceAll(text, "\n", "\r\n")
+	}
 	p.edits = append(p.edits, edit{start, end, text})
 }
 

@@ -76,6 +76,11 @@ func TestPatch(t *testing.T) {
 		mutate: func(r *yaml.Node) { get(get(r, "a"), "add").Content = nil },
 		want:   "a:\n  add: []\n  keep: 1\n",
 	}, {
+		name:   "CRLF line endings kept",
+		src:    "a:\r\n  b: 1\r\nc: 2\r\n",
+		mutate: func(r *yaml.Node) { set(get(r, "a"), "d", str("x")) },
+		want:   "a:\r\n  b: 1\r\n  d: x\r\nc: 2\r\n",
+	}, {
 		name:   "no newline at end of file",
 		src:    "a:\n  b: 1",
 		mutate: func(r *yaml.Node) { set(get(r, "a"), "c", str("2")) },

@@ -83,7 +83,7 @@ func rewrite(file string, src []byte, changed map[int]*yaml.Node) (out []byte, r
 // patchRegion patches the lines first..last of s in place and checks that
 // the result parses to mod.
 func patchRegion(s *source, st style, first, last int, orig, mod *yaml.Node) (string, bool) {
-	p := &patcher{s: s, style: st, lastDoc: last}
+	p := &patcher{s: s, style: st, lastDoc: last, crlf: bytes.Contains(s.src, []byte("\r\n"))}
 	if err := p.diff(orig, mod); err != nil {
 		return "", false
 	}

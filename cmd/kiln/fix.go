@@ -17,7 +17,7 @@ func init() { commands = append(commands, newFixCmd) }
 
 func newFixCmd(e *env) *cobra.Command {
 	var lf lintFlags
-	var format string
+	var format, failOn string
 	var dryRun, noColor bool
 	var only []string
 	cmd := &cobra.Command{
@@ -37,11 +37,16 @@ values change; comments, key order, quoting and other documents keep their bytes
 Files with a parse error and JSON files are left unchanged. Writes are atomic
 and keep the file mode. Afterwards the findings that remain are listed.
 
-Exit codes: 0 no error-level finding remains, 1 some remain, 2 usage or input
-error (including a file that could not be parsed or written).`,
+Exit codes, as kiln lint: 0 no remaining finding at the --fail-on level, 1 some
+remain (error-level by default), 2 usage or input error (including a file that
+could not be parsed or written).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !validFormat(format) {
 				return usageErrorf("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
+			}
+			threshold, err := parseFailOn(failOn)
+			if err != nil {
+				return err
 			}
 			for _, p := range only {
 				if !matchesFixable(p) {
@@ -88,6 +93,9 @@ error (including a file that could not be parsed or written).`,
 					inputErrs = append(inputErrs, fmt.Errorf("%v (file left unchanged)", r.Err))
 					continue
 				}
+				if r.Skipped != "" {
+					fmt.Fprintf(info, "%s: %s\n", r.File.Path, r.Skipped)
+				}
 				if !r.Changed() {
 					continue
 				}
@@ -125,7 +133,7 @@ error (including a file that could not be parsed or written).`,
 				printInputErrors(e, inputErrs)
 				return &exitError{code: exitInput}
 			}
-			if failsAt(res, rules.Error) {
+			if failsAt(res, threshold) {
 				return &exitError{code: exitFindings}
 			}
 			return nil
@@ -137,6 +145,7 @@ error (including a file that could not be parsed or written).`,
 	fl.StringArrayVar(&only, "rule", nil, "fix only findings of this rule ID or glob, e.g. psa/runAsNonRoot or 'psa/*' (repeatable)")
 	fl.StringVarP(&format, "format", "f", "text", "format of the remaining findings: "+strings.Join(report.Formats, ", "))
 	fl.BoolVar(&noColor, "no-color", false, "never colour the text output")
+	fl.StringVar(&failOn, "fail-on", "error", "lowest severity of a remaining finding that makes kiln exit 1: "+failOnValues)
 	return cmd
 }
 

@@ -211,3 +211,19 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+func TestFixLeavesJSON(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	const pod = `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "x"}, "spec": {"containers": [{"name": "a", "image": "ghcr.io/acme/a:1"}]}}` + "\n"
+	if err := os.WriteFile("pod.json", []byte(pod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runKiln(t, "", "fix", ".")
+	if code != exitFindings || !strings.Contains(stdout, "pod.json: kiln fix does not rewrite JSON files") {
+		t.Errorf("exit %d, stdout:\n%s", code, stdout)
+	}
+	if b, _ := os.ReadFile("pod.json"); string(b) != pod {
+		t.Error("JSON file rewritten")
+	}
+}
