@@ -76,7 +76,7 @@ func policyRule(p *policyEntry) *rules.Rule {
 		s := oneLine(v.Expression)
 		switch {
 		case v.MessageExpression != "":
-			s += "\n     message: " + oneLine(v.MessageExpression)
+			s += "\n     messageExpression: " + oneLine(v.MessageExpression)
 		case v.Message != "":
 			s += "\n     message: " + oneLine(v.Message)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -27,6 +28,10 @@ func IsPolicyObject(o *manifest.Object) bool {
 	v := o.Version()
 	return v == "v1" || v == "v1beta1"
 }
+
+// typeErrorField finds the field path in a JSON type error
+// ("... into Go struct field ValidatingAdmissionPolicy.spec.validations of type ...").
+var typeErrorField = regexp.MustCompile(`Go struct field \w+\.(\S+) of type`)
 
 // shapeError is a policy or binding that does not decode: Field is the path
 // of the offending field ("" when unknown).
@@ -62,6 +67,8 @@ func decodeStrict(o *manifest.Object, into any) error {
 	var fe sigsjson.FieldError
 	if errors.As(err, &fe) {
 		field = fe.FieldPath()
+	} else if m := typeErrorField.FindStringSubmatch(err.Error()); m != nil {
+		field = m[1]
 	}
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "json: ")
