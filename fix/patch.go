@@ -110,7 +110,8 @@ type patcher struct {
 // diff records edits that turn orig's text into mod.
 func (p *patcher) diff(orig, mod *yaml.Node) error {
 	if orig.Kind == yaml.AliasNode || mod.Kind == yaml.AliasNode {
-		if equalNodes(orig, mod) {
+		// An alias follows its anchor, whose own changes are patched where it is.
+		if orig.Kind == mod.Kind && orig.Value == mod.Value {
 			return nil
 		}
 		return errPatch

@@ -2,6 +2,7 @@ package fix
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -76,6 +77,13 @@ func TestPatch(t *testing.T) {
 		mutate: func(r *yaml.Node) { get(get(r, "a"), "add").Content = nil },
 		want:   "a:\n  add: []\n  keep: 1\n",
 	}, {
+		name: "anchor patched where it is; its alias follows",
+		src:  "-\n  name: a\n  sc: &sc\n    x: 1\n- name: b\n  sc: *sc\n",
+		mutate: func(r *yaml.Node) {
+			set(get(r.Content[0], "sc"), "y", str("2"))
+		},
+		want: "-\n  name: a\n  sc: &sc\n    x: 1\n    y: \"2\"\n- name: b\n  sc: *sc\n",
+	}, {
 		name:   "CRLF line endings kept",
 		src:    "a:\r\n  b: 1\r\nc: 2\r\n",
 		mutate: func(r *yaml.Node) { set(get(r, "a"), "d", str("x")) },
@@ -116,12 +124,15 @@ func TestPatch(t *testing.T) {
 // keeps its trailing blank lines) falls back to re-encoding the document,
 // and the content is still right.
 func TestPatchFallback(t *testing.T) {
-	src := "a: |+\n  text\n\nb: 1\n"
+	src := "--- # marker comment\na: |+\n  text\n\nb: 1\n"
 	got, reformatted := rewriteWith(t, src, func(r *yaml.Node) {
 		setScalar(r, "a", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "other\n"})
 	})
 	if len(reformatted) != 1 {
 		t.Errorf("want the document re-encoded, got %v", reformatted)
+	}
+	if n := strings.Count(got, "# marker comment"); n != 1 {
+		t.Errorf("the comment on the --- line appears %d times:\n%s", n, got)
 	}
 	roots, err := decodeRoots([]byte(got))
 	if err != nil || len(roots) != 1 {

@@ -57,7 +57,9 @@ func rewrite(file string, src []byte, changed map[int]*yaml.Node) (out []byte, r
 		st := detectStyle(orig)
 		text, ok := patchRegion(s, st, first, last, orig, mod)
 		if !ok {
-			enc, err := st.encode(mod)
+			// Comments the parser attached to the root from outside the
+			// document's lines (after a --- marker) stay where they are.
+			enc, err := st.encode(scrubComments(mod, string(src[start:end])))
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: document %d: %v", file, d+1, err)
 			}
@@ -161,4 +163,26 @@ func markerLines(s *source) []int {
 		}
 	}
 	return out
+}
+
+// scrubComments returns a copy of n without the comments that are not in
+// region: yaml.v3 attaches a comment on a "---" line to the document's
+// first node, and re-encoding it inside the document would duplicate it.
+func scrubComments(n *yaml.Node, region string) *yaml.Node {
+	cp := *n
+	for _, c := range []*string{&cp.HeadComment, &cp.LineComment, &cp.FootComment} {
+		for _, line := range strings.Split(*c, "\n") {
+			if !strings.Contains(region, strings.TrimSpace(line)) {
+				*c = ""
+				break
+			}
+		}
+	}
+	if len(n.Content) > 0 {
+		cp.Content = make([]*yaml.Node, len(n.Content))
+		for i, c := range n.Content {
+			cp.Content[i] = scrubComments(c, region)
+		}
+	}
+	return &cp
 }
