@@ -14,9 +14,13 @@ import (
 var rename = os.Rename
 
 // WriteFile writes data to path atomically. An existing file keeps its
-// permission bits; a new one gets perm. On failure the target is unchanged
-// and the temporary file is removed.
+// permission bits; a new one gets perm. A symbolic link is followed: the file
+// it points to is replaced, the link stays. On failure the target is
+// unchanged and the temporary file is removed.
 func WriteFile(path string, data []byte, perm fs.FileMode) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	if fi, err := os.Stat(path); err == nil {
 		perm = fi.Mode().Perm()
 	}

@@ -53,3 +53,24 @@ func TestWriteFileFailureLeavesOriginal(t *testing.T) {
 		t.Fatalf("temporary file left behind: %v", entries)
 	}
 }
+
+func TestWriteFileFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real.yaml")
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.WriteFile(target, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real.yaml", link); err != nil {
+		t.Skip("symlinks not supported:", err)
+	}
+	if err := WriteFile(link, []byte("new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v", err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new\n" {
+		t.Fatalf("target holds %q", got)
+	}
+}
