@@ -64,7 +64,7 @@ func TestFixDryRun(t *testing.T) {
 		t.Errorf("exit %d, want %d (the PodDisruptionBudget's removed apiVersion remains)\n%s", code, exitFindings, stderr)
 	}
 	golden.Check(t, filepath.Join(testWD(t), "testdata/fix-dry-run.golden"), []byte(stdout))
-	if !strings.Contains(stderr, "kiln fix: would fix 39 problems in 6 files") || !strings.Contains(stderr, "api/removed  policy/v1beta1 PodDisruptionBudget") {
+	if !strings.Contains(stderr, "kiln fix: would fix 46 problems in 7 files") || !strings.Contains(stderr, "api/removed  policy/v1beta1 PodDisruptionBudget") {
 		t.Errorf("stderr lacks the summary or the remaining finding:\n%s", stderr)
 	}
 	if after := snapshot(t, dir); !equalMaps(before, after) {
