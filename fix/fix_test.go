@@ -269,12 +269,15 @@ func TestGeneratedCorpus(t *testing.T) {
 	if _, err := os.Stat(gen); err != nil {
 		gen = "/work/shared/bench/gen-corpus"
 	}
+	if testing.Short() {
+		t.Skip("-short")
+	}
 	python, err := exec.LookPath("python3")
-	if err != nil || testing.Short() {
+	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("python3 or gen-corpus missing in CI: %v", err)
 		}
-		t.Skip("python3 not found (or -short)")
+		t.Skip("python3 not found")
 	}
 	if _, err := os.Stat(gen); err != nil {
 		if os.Getenv("CI") != "" {
@@ -298,4 +301,22 @@ func TestGeneratedCorpus(t *testing.T) {
 		t.Fatal("kiln fix changed nothing in the generated corpus")
 	}
 	assertNothingFixableLeft(t, files, out)
+}
+
+// BenchmarkFix measures lint-free fixing (Fix and the text patches) of the hand-written corpus.
+func BenchmarkFix(b *testing.B) {
+	files := readDir(b, "testdata/in")
+	findings := lint(b, files, nil).Findings
+	opts := Options{KubeVersion: manifest.LatestKube}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		fresh := make([]*File, len(files))
+		for k, f := range files {
+			objs, errs := manifest.Parse(f.Path, f.Src)
+			fresh[k] = &File{Path: f.Path, Src: f.Src, Objects: objs, Errs: errs}
+		}
+		b.StartTimer()
+		Fix(fresh, findings, opts)
+	}
 }
