@@ -82,8 +82,12 @@ could not be parsed or written).`,
 			inputErrs = append(inputErrs, specErrs...)
 
 			results := fix.Fix(files, res.Findings, fix.Options{KubeVersion: opts.KubeVersion, Only: only})
-			info := e.stdout
+			// stdout carries the diff (--dry-run) or a machine-readable report
+			// (--format other than text); what was fixed then goes to stderr.
+			info, reportTo := e.stdout, e.stdout
 			if dryRun {
+				info, reportTo = e.stderr, e.stderr
+			} else if format != "text" {
 				info = e.stderr
 			}
 			after := map[*fix.File][]byte{}
@@ -121,10 +125,10 @@ could not be parsed or written).`,
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
 			}
-			if len(res.Active()) > 0 {
-				fmt.Fprintln(info, "\nFindings that remain (not fixed automatically):")
+			if len(res.Active()) > 0 && format == "text" {
+				fmt.Fprintln(reportTo, "\nFindings that remain (not fixed automatically):")
 			}
-			if err := report.Write(info, format, res, report.Options{
+			if err := report.Write(reportTo, format, res, report.Options{
 				Color: !dryRun && useColor(e, noColor), ToolVersion: version,
 			}); err != nil {
 				return err
@@ -143,7 +147,7 @@ could not be parsed or written).`,
 	fl := cmd.Flags()
 	fl.BoolVar(&dryRun, "dry-run", false, "print a unified diff of the changes on stdout and write nothing (the rest goes to stderr)")
 	fl.StringArrayVar(&only, "rule", nil, "fix only findings of this rule ID or glob, e.g. psa/runAsNonRoot or 'psa/*' (repeatable)")
-	fl.StringVarP(&format, "format", "f", "text", "format of the remaining findings: "+strings.Join(report.Formats, ", "))
+	fl.StringVarP(&format, "format", "f", "text", "format of the remaining findings: "+strings.Join(report.Formats, ", ")+" (other than text, the list of fixes goes to stderr)")
 	fl.BoolVar(&noColor, "no-color", false, "never colour the text output")
 	fl.StringVar(&failOn, "fail-on", "error", "lowest severity of a remaining finding that makes kiln exit 1: "+failOnValues)
 	return cmd

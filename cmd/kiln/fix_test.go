@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -225,5 +226,25 @@ func TestFixLeavesJSON(t *testing.T) {
 	}
 	if b, _ := os.ReadFile("pod.json"); string(b) != pod {
 		t.Error("JSON file rewritten")
+	}
+}
+
+func TestFixJSONReport(t *testing.T) {
+	fixCorpus(t, false)
+	code, stdout, stderr := runKiln(t, "", "fix", "-f", "json", ".")
+	if code != exitFindings {
+		t.Errorf("exit %d", code)
+	}
+	var rep struct {
+		Findings []struct{ Rule string } `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != "api/removed" {
+		t.Errorf("remaining findings %+v, want the one api/removed", rep.Findings)
+	}
+	if !strings.Contains(stderr, "kiln fix: fixed 46 problems in 7 files") {
+		t.Errorf("the list of fixes is not on stderr:\n%s", stderr)
 	}
 }
