@@ -292,7 +292,7 @@ func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 				}
 				done[f.Rule+"\x00"+t.Path] = true
 				spec := o.Lookup(t.SpecPath())
-				if spec == nil || spec.Kind != yaml.MappingNode {
+				if spec == nil || spec.Kind != yaml.MappingNode || hasMergeKey(spec) {
 					continue
 				}
 				for _, m := range fixer(spec) {
@@ -314,7 +314,7 @@ func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 			}
 		}
 		spec := o.Lookup(t.SpecPath())
-		if spec == nil || spec.Kind != yaml.MappingNode {
+		if spec == nil || spec.Kind != yaml.MappingNode || hasMergeKey(spec) {
 			continue
 		}
 		for _, m := range moveToNativeSidecars(spec, sidecars[p]) {
@@ -341,4 +341,24 @@ func templatesFor(o *manifest.Object, field string) []manifest.PodTemplate {
 		}
 	}
 	return out
+}
+
+// hasMergeKey reports whether a "<<" merge key appears anywhere under n. A
+// key set next to a merge would hide the merged mapping's value for that key
+// (e.g. a securityContext inherited from an anchor), so such pod specs are
+// left to a person.
+func hasMergeKey(n *yaml.Node) bool {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "<<" && n.Content[i].Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 {
+				return true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if hasMergeKey(c) {
+			return true
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -249,5 +250,17 @@ func mutateForFuzz(n *yaml.Node, depth int) {
 		} else if isBool(n, false) {
 			n.Value = "true"
 		}
+	}
+}
+
+func TestMergeKeysDeclined(t *testing.T) {
+	src := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - <<: &base {securityContext: {readOnlyRootFilesystem: true}}\n    name: a\n    image: x\n"
+	objs, errs := manifest.Parse("p.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	notes := fixObject(objs[0], []rules.Finding{{Rule: AllowPrivEscalation}}, Options{KubeVersion: manifest.LatestKube})
+	if len(notes) != 0 {
+		t.Errorf("a pod spec with a merge key was changed: %v", notes)
 	}
 }
