@@ -97,11 +97,11 @@ type result struct {
 // kiln's directory first on PATH) and returns its exit code and output.
 func runIn(t *testing.T, dir string, env []string, name string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
 	if env == nil {
 		env = withPath(os.Environ(), binDir)
 	}
+	cmd := exec.Command(lookPathIn(env, name), args...)
+	cmd.Dir = dir
 	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -115,6 +115,25 @@ func runIn(t *testing.T, dir string, env []string, name string, args ...string) 
 		r.code = ee.ExitCode()
 	}
 	return r
+}
+
+// lookPathIn finds a command the way a shell with env would: on env's PATH
+// (exec.Command looks on the test's own PATH).
+func lookPathIn(env []string, name string) string {
+	if strings.ContainsRune(name, filepath.Separator) {
+		return name
+	}
+	for _, kv := range env {
+		if path, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, d := range filepath.SplitList(path) {
+				p := filepath.Join(d, name)
+				if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+					return p
+				}
+			}
+		}
+	}
+	return name
 }
 
 // withPath returns env with dirs prepended to PATH.
