@@ -52,3 +52,18 @@ func BenchmarkCompile(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "specs/s")
 }
+
+// BenchmarkCompileAll compiles the same 1,000 specs in parallel (CompileAll,
+// one worker per CPU), as kiln build and kiln lint do.
+func BenchmarkCompileAll(b *testing.B) {
+	const n = 1000
+	specs := benchSpecs(b, n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, errs := CompileAll(specs); len(errs) > 0 {
+			b.Fatal(errs[0])
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "specs/s")
+}

@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -122,4 +124,34 @@ func object(p pos, apiVersion, kind string, md *yaml.Node, spec *yaml.Node) *yam
 		field{"metadata", md},
 		field{"spec", spec},
 	)
+}
+
+// CompileAll compiles specs in parallel, one worker per CPU, and returns
+// each spec's objects at its index; errs holds the errors of the specs that
+// failed, in spec order.
+func CompileAll(specs []*manifest.Object) (objs [][]*manifest.Object, errs []error) {
+	objs = make([][]*manifest.Object, len(specs))
+	perSpec := make([]error, len(specs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0) && w < len(specs); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				objs[i], perSpec[i] = Compile(specs[i])
+			}
+		}()
+	}
+	for i := range specs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for _, err := range perSpec {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return objs, errs
 }

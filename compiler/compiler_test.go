@@ -278,13 +278,11 @@ func TestDefaultsMatchSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, app, err := appSchema()
+	ev, err := getEvaluator()
 	if err != nil {
 		t.Fatal(err)
 	}
-	schema.mu.Lock()
-	data, err := app.Unify(ctx.Encode(content)).MarshalJSON()
-	schema.mu.Unlock()
+	data, err := ev.app.Unify(ev.ctx.Encode(content)).MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,6 +334,48 @@ spec:
 		}
 		if o.Annotations["kiln.dev/ignore"] != "psa/runAsUser # reviewed" || len(o.Annotations) != 1 {
 			t.Errorf("%s annotations = %v", o.Ref(), o.Annotations)
+		}
+	}
+}
+
+// TestCompileAll: parallel compilation gives each spec the objects serial
+// compilation gives, and the errors of bad specs in spec order (run with
+// -race to check the evaluators are not shared).
+func TestCompileAll(t *testing.T) {
+	var specs []*manifest.Object
+	var want [][]byte
+	for round := 0; round < 4; round++ {
+		for _, p := range examples(t) {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs, _ := manifest.Parse(p, data)
+			specs = append(specs, objs[0])
+			want = append(want, stream(t, compileFile(t, p)))
+		}
+		bad, _ := manifest.Parse(fmt.Sprintf("bad-%d.yaml", round), []byte(badSpecs[round].spec))
+		specs = append(specs, bad[0])
+		want = append(want, nil)
+	}
+	got, errs := CompileAll(specs)
+	for i := range specs {
+		if want[i] == nil {
+			if got[i] != nil {
+				t.Errorf("spec %d: bad spec compiled", i)
+			}
+			continue
+		}
+		if !bytes.Equal(stream(t, got[i]), want[i]) {
+			t.Errorf("spec %d (%s): parallel output differs from serial", i, specs[i].File)
+		}
+	}
+	if len(errs) != 4 {
+		t.Fatalf("errors = %v, want 4", errs)
+	}
+	for i, err := range errs {
+		if !strings.Contains(err.Error(), fmt.Sprintf("bad-%d.yaml:", i)) {
+			t.Errorf("error %d = %v, want it from bad-%d.yaml", i, err, i)
 		}
 	}
 }

@@ -22,29 +22,49 @@ func IsSpec(o *manifest.Object) bool {
 	return o != nil && o.APIVersion == APIVersion && o.Kind == Kind
 }
 
-// schema is the compiled #App definition, built once. CUE values are
-// immutable, but evaluation shares the context's caches, so unification is
-// serialised by mu; it is cheap next to compiling the schema.
-var schema struct {
-	once sync.Once
-	mu   sync.Mutex
-	ctx  *cue.Context
-	app  cue.Value
-	err  error
+// evaluator is the compiled #App definition in its own CUE context. The
+// schema is compiled once per evaluator and reused for every spec; each
+// evaluator serves one goroutine at a time (a CUE context's caches are not
+// shared between concurrent evaluations), so specs compile in parallel with
+// one evaluator per worker.
+type evaluator struct {
+	ctx *cue.Context
+	app cue.Value
 }
 
-func appSchema() (*cue.Context, cue.Value, error) {
-	schema.once.Do(func() {
-		schema.ctx = cuecontext.New()
-		v := schema.ctx.CompileString(schemas.App, cue.Filename(schemas.AppFile))
-		if v.Err() != nil {
-			schema.err = fmt.Errorf("%s: %v", schemas.AppFile, v.Err())
-			return
+func newEvaluator() (*evaluator, error) {
+	ctx := cuecontext.New()
+	v := ctx.CompileString(schemas.App, cue.Filename(schemas.AppFile))
+	if v.Err() != nil {
+		return nil, fmt.Errorf("%s: %v", schemas.AppFile, v.Err())
+	}
+	app := v.LookupPath(cue.ParsePath("#App"))
+	return &evaluator{ctx: ctx, app: app}, app.Err()
+}
+
+var (
+	schemaOnce sync.Once
+	schemaErr  error
+	evaluators sync.Pool
+)
+
+// getEvaluator takes an evaluator from the pool, compiling the schema the
+// first time (and checking once that it compiles at all).
+func getEvaluator() (*evaluator, error) {
+	schemaOnce.Do(func() {
+		ev, err := newEvaluator()
+		schemaErr = err
+		if err == nil {
+			evaluators.Put(ev)
 		}
-		schema.app = v.LookupPath(cue.ParsePath("#App"))
-		schema.err = schema.app.Err()
 	})
-	return schema.ctx, schema.app, schema.err
+	if schemaErr != nil {
+		return nil, schemaErr
+	}
+	if ev, ok := evaluators.Get().(*evaluator); ok {
+		return ev, nil
+	}
+	return newEvaluator()
 }
 
 // Load validates a spec against schemas/app.cue and the constraints checked
@@ -55,11 +75,12 @@ func Load(spec *manifest.Object) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, app, err := appSchema()
+	ev, err := getEvaluator()
 	if err != nil {
 		return nil, err
 	}
-	errs, err := unify(spec, ctx, app, content)
+	errs, err := ev.validate(spec, content)
+	evaluators.Put(ev)
 	if err != nil {
 		return nil, err
 	}
@@ -92,19 +113,17 @@ func decode(content map[string]any) (*App, error) {
 	return &a, nil
 }
 
-// unify validates content against the schema. A panic inside CUE becomes an
-// error on the spec rather than a crash (and never leaves the lock held).
-func unify(spec *manifest.Object, ctx *cue.Context, app cue.Value, content map[string]any) (errs []error, err error) {
-	schema.mu.Lock()
-	defer schema.mu.Unlock()
+// validate checks content against the schema. A panic inside CUE becomes an
+// error on the spec rather than a crash.
+func (ev *evaluator) validate(spec *manifest.Object, content map[string]any) (errs []error, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &manifest.Error{Pos: spec.Pos(), Msg: fmt.Sprintf("spec could not be validated (internal error in the CUE evaluator: %v); please report it", r)}
 		}
 	}()
-	v := app.Unify(ctx.Encode(content))
+	v := ev.app.Unify(ev.ctx.Encode(content))
 	if verr := v.Validate(cue.Concrete(true)); verr != nil {
-		errs = cueErrors(spec, app, verr)
+		errs = cueErrors(spec, ev.app, verr)
 	}
 	return errs, nil
 }

@@ -147,20 +147,8 @@ var kindRank = map[string]int{"Namespace": 0, "PersistentVolumeClaim": 1, "Confi
 // buildObjects compiles the specs among objs. It returns every object (the
 // compiled ones in place of their specs, for linting) and the compiled ones
 // alone, ordered by kind across specs, then in spec order.
-func buildObjects(objs []*manifest.Object, opts *rules.Options) (all, compiled []*manifest.Object, errs []error) {
-	for _, o := range objs {
-		if !compiler.IsSpec(o) {
-			all = append(all, o)
-			continue
-		}
-		out, err := compiler.Compile(o)
-		if err != nil {
-			errs = append(errs, unjoin(err)...)
-			continue
-		}
-		all = append(all, out...)
-		compiled = append(compiled, out...)
-	}
+func buildObjects(objs []*manifest.Object, _ *rules.Options) (all, compiled []*manifest.Object, errs []error) {
+	all, compiled, errs = expandSpecs(objs)
 	sort.SliceStable(compiled, func(i, j int) bool { return kindRank[compiled[i].Kind] < kindRank[compiled[j].Kind] })
 	seen := map[manifest.Ref]*manifest.Object{}
 	for _, o := range compiled {

@@ -7,24 +7,43 @@ import (
 )
 
 // compileSpecs replaces App specs among objs by the objects they compile to,
-// in place, and returns every other object unchanged. Each bad spec adds its
-// positioned errors (file:line:col) and contributes no objects.
+// in place, and returns every other object unchanged. Specs compile in
+// parallel; each bad spec adds its positioned errors (file:line:col) and
+// contributes no objects.
 func compileSpecs(objs []*manifest.Object, _ *rules.Options) ([]*manifest.Object, []error) {
-	out := make([]*manifest.Object, 0, len(objs))
-	var errs []error
+	out, _, errs := expandSpecs(objs)
+	return out, errs
+}
+
+// expandSpecs compiles the specs among objs. It returns every object with the
+// compiled ones in place of their specs, the compiled ones alone, and the
+// errors of bad specs.
+func expandSpecs(objs []*manifest.Object) (all, compiled []*manifest.Object, errs []error) {
+	var specs []*manifest.Object
+	for _, o := range objs {
+		if compiler.IsSpec(o) {
+			specs = append(specs, o)
+		}
+	}
+	if len(specs) == 0 {
+		return objs, nil, nil
+	}
+	results, cerrs := compiler.CompileAll(specs)
+	for _, err := range cerrs {
+		errs = append(errs, unjoin(err)...)
+	}
+	all = make([]*manifest.Object, 0, len(objs))
+	next := 0
 	for _, o := range objs {
 		if !compiler.IsSpec(o) {
-			out = append(out, o)
+			all = append(all, o)
 			continue
 		}
-		compiled, err := compiler.Compile(o)
-		if err != nil {
-			errs = append(errs, unjoin(err)...)
-			continue
-		}
-		out = append(out, compiled...)
+		all = append(all, results[next]...)
+		compiled = append(compiled, results[next]...)
+		next++
 	}
-	return out, errs
+	return all, compiled, errs
 }
 
 // unjoin splits an errors.Join error into its parts.
