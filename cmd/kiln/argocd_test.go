@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -244,5 +245,29 @@ func TestArgoGenerateNamespaces(t *testing.T) {
 	}
 	if !strings.Contains(out, "# the web tier") {
 		t.Errorf("comments lost:\n%s", out)
+	}
+}
+
+// BenchmarkArgoGenerate times kiln argocd generate on an app of 300 objects
+// (Argo CD kills a plugin after 90 s by default).
+func BenchmarkArgoGenerate(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; i < 150; i++ {
+		name := "web-" + strconv.Itoa(i)
+		sb.WriteString(strings.ReplaceAll(argoApp["deploy.yaml"], "web", name) + "---\n")
+		sb.WriteString("apiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec:\n  selector: {app: " + name + "}\n  ports: [{port: 80}]\n---\n")
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	vars := fakeEnv{"ARGOCD_APP_NAMESPACE": "shop", "KUBE_VERSION": "1.31.0"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var out, errb bytes.Buffer
+		e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader("")}
+		if err := argoGenerate(e, dir, vars.lookup, vars.environ()); err != nil {
+			b.Fatalf("%v\n%s", err, errb.String())
+		}
 	}
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/kilnhq/kiln/rules"
+)
+
+func TestFailsAt(t *testing.T) {
+	tests := []struct {
+		failOn                  string
+		errors, warnings, infos int
+		want                    bool
+	}{
+		{"", 1, 0, 0, true},
+		{"error", 0, 3, 2, false},
+		{"error", 1, 0, 0, true},
+		{"warning", 0, 1, 0, true},
+		{"warning", 1, 0, 0, true},
+		{"warning", 0, 0, 5, false},
+		{"never", 9, 9, 9, false},
+	}
+	for _, tt := range tests {
+		threshold, err := parseFailOn(tt.failOn)
+		if err != nil {
+			t.Fatalf("parseFailOn(%q): %v", tt.failOn, err)
+		}
+		res := &rules.Result{Summary: rules.Summary{Errors: tt.errors, Warnings: tt.warnings, Infos: tt.infos}}
+		if got := failsAt(res, threshold); got != tt.want {
+			t.Errorf("fail-on %q with %d/%d/%d: %v, want %v", tt.failOn, tt.errors, tt.warnings, tt.infos, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"info", "Error", "always", "0"} {
+		if _, err := parseFailOn(bad); err == nil {
+			t.Errorf("parseFailOn(%q) accepted", bad)
+		}
+	}
+}
+
+// TestLintFailOn runs kiln lint --fail-on over errors and warnings.
+func TestLintFailOn(t *testing.T) {
+	const pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: %s}\nspec:\n  containers:\n  - {name: app, image: ghcr.io/acme/app:1.0}\n"
+	const warnNS = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: lab\n  labels:\n    pod-security.kubernetes.io/enforce: privileged\n    pod-security.kubernetes.io/warn: restricted\n---\n"
+	errors := strings.Replace(pod, "%s", "shop", 1)
+	warnings := warnNS + strings.Replace(pod, "%s", "lab", 1)
+	tests := []struct {
+		input, failOn string
+		code          int
+	}{
+		{errors, "", 1},
+		{errors, "error", 1},
+		{errors, "warning", 1},
+		{errors, "never", 0},
+		{warnings, "", 0},
+		{warnings, "error", 0},
+		{warnings, "warning", 1},
+		{warnings, "never", 0},
+		{errors, "sometimes", 2},
+	}
+	for _, tt := range tests {
+		args := []string{"lint", "-"}
+		if tt.failOn != "" {
+			args = append(args, "--fail-on", tt.failOn)
+		}
+		var out, errb bytes.Buffer
+		code := run(args, strings.NewReader(tt.input), &out, &errb)
+		if code != tt.code {
+			t.Errorf("%v on %.30q: exit %d, want %d\n%s%s", args, tt.input, code, tt.code, out.String(), errb.String())
+		}
+	}
+}
