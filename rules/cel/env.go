@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/kilnhq/kiln/manifest"
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +27,8 @@ const namespaceNameLabel = "kubernetes.io/metadata.name"
 // namespace of that name looks like in a cluster). It implements
 // k8s.io/client-go/listers/core/v1.NamespaceLister.
 type namespaces struct {
-	byName map[string]*corev1.Namespace
+	byName      map[string]*corev1.Namespace
+	synthesized sync.Map // name → *corev1.Namespace, made once per name
 }
 
 func newNamespaces(objs []*manifest.Object) *namespaces {
@@ -68,7 +70,11 @@ func (n *namespaces) Get(name string) (*corev1.Namespace, error) {
 	if name == "" {
 		return nil, apierrors.NewNotFound(corev1.Resource("namespaces"), name)
 	}
-	return synthesizeNamespace(name), nil
+	if ns, ok := n.synthesized.Load(name); ok {
+		return ns.(*corev1.Namespace), nil
+	}
+	ns, _ := n.synthesized.LoadOrStore(name, synthesizeNamespace(name))
+	return ns.(*corev1.Namespace), nil
 }
 
 // Synthesized reports whether the namespace is not in the input.
@@ -108,7 +114,10 @@ func (a fixedAuthorizer) Authorize(context.Context, authorizer.Attributes) (auth
 // and the kind table: conversion between versions of one kind (for
 // matchPolicy Equivalent) copies the object and sets its apiVersion, as the
 // API server does for a CRD with conversion strategy None.
-type objectInterfaces struct{ kinds *manifest.Kinds }
+type objectInterfaces struct {
+	kinds       *manifest.Kinds
+	equivalents sync.Map // GroupVersionResource → []GroupVersionResource
+}
 
 func (o *objectInterfaces) GetObjectCreater() runtime.ObjectCreater                       { return o }
 func (o *objectInterfaces) GetObjectTyper() runtime.ObjectTyper                           { return nil }
@@ -157,13 +166,21 @@ func (o *objectInterfaces) ConvertFieldLabel(_ schema.GroupVersionKind, label, v
 
 // EquivalentResourcesFor implements runtime.EquivalentResourceMapper.
 func (o *objectInterfaces) EquivalentResourcesFor(resource schema.GroupVersionResource, subresource string) []schema.GroupVersionResource {
+	var eq []schema.GroupVersionResource
+	if v, ok := o.equivalents.Load(resource); ok {
+		eq = v.([]schema.GroupVersionResource)
+	} else {
+		eq = o.kinds.Equivalents(resource)
+		o.equivalents.Store(resource, eq)
+	}
+	if subresource == "" {
+		return eq
+	}
 	var out []schema.GroupVersionResource
-	for _, r := range o.kinds.Equivalents(resource) {
-		if subresource != "" {
-			res, ok := o.kinds.Lookup(o.kindFor(r))
-			if !ok || !contains(res.Subresources, subresource) {
-				continue
-			}
+	for _, r := range eq {
+		res, ok := o.kinds.Lookup(o.kindFor(r))
+		if !ok || !contains(res.Subresources, subresource) {
+			continue
 		}
 		out = append(out, r)
 	}

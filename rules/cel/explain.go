@@ -159,7 +159,7 @@ func PolicyRules(paths []string) ([]*rules.Rule, error) {
 		return nil, joinErrors(errs)
 	}
 	objs := set.Objects()
-	return New(objs, objs, Options{}).Rules(), nil
+	return New(objs, objs, Options{UnknownKindRule: DefaultUnknownKindRule}).Rules(), nil
 }
 
 type errorList []error
