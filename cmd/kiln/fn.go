@@ -39,8 +39,11 @@ The functionConfig decides the role:
   message, resourceRef, field.path, file.path/index from the
   internal.config.kubernetes.io/path and index annotations). Findings at the
   failOn level (default error) make kiln exit 1, so kustomize build stops.
+  Items marked config.kubernetes.io/local-config: "true" are not linted.
   spec keys: kubeVersion, psaLevel, psaVersion, policies, storageClasses, as,
-  asGroups, authorizer, config, rules, failOn (the kiln lint flags).
+  asGroups, authorizer, config, rules, failOn (the kiln lint flags). In
+  kustomize, list it under transformers: (kustomize rejects any function under
+  validators: that passes, kustomize issue #5036).
 
   kind: App (apiVersion: kiln.dev/v1alpha1): generator. The spec is compiled
   and its objects are appended to items; the generated objects are linted and
