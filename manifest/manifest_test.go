@@ -265,6 +265,7 @@ func TestReadDirectory(t *testing.T) {
 	write("a/y.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"y"}}`)
 	write("c.txt", "not yaml")
 	write(".git/x.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n")
+	write(".kiln.yaml", "rules: {}\n")
 	write("bad.yaml", "a: [\n")
 	set := Read([]string{dir}, nil)
 	var names []string

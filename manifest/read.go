@@ -73,7 +73,7 @@ func IsManifestFile(name string) bool {
 
 // Expand turns paths into the list of files to read: files as given,
 // directories walked recursively for *.yaml, *.yml and *.json in lexical
-// order (skipping hidden directories), "-" kept as stdin.
+// order (skipping hidden files and directories), "-" kept as stdin.
 func Expand(paths []string) ([]string, []error) {
 	var files []string
 	var errs []error
@@ -104,10 +104,15 @@ func Expand(paths []string) ([]string, []error) {
 				errs = append(errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
 				return nil
 			}
-			if d.IsDir() {
-				if path != p && strings.HasPrefix(d.Name(), ".") {
+			// Hidden directories and files (.git, .github, .kiln.yaml,
+			// .gitlab-ci.yml, .pre-commit-config.yaml) are tooling, not manifests.
+			if path != p && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
 					return filepath.SkipDir
 				}
+				return nil
+			}
+			if d.IsDir() {
 				return nil
 			}
 			// Symlinked files are read (a loop fails to read and is reported);
