@@ -3,8 +3,8 @@ package fix
 import (
 	"fmt"
 	"sort"
-	"strings"
 
+	"github.com/kilnhq/kiln/rules/sidecar"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -50,7 +50,7 @@ func moveToNativeSidecars(spec *yaml.Node, indexes []int) []string {
 	var notes []string
 	for _, c := range moved {
 		setScalar(c, "restartPolicy", str("Always"))
-		at := insertionPoint(init.Content, repository(scalarValue(get(c, "image"))))
+		at := insertionPoint(init.Content, sidecar.Repository(scalarValue(get(c, "image"))))
 		init.Content = append(init.Content[:at:at], append([]*yaml.Node{c}, init.Content[at:]...)...)
 		notes = append(notes, fmt.Sprintf("container %q: moved to initContainers[%d] with restartPolicy: Always (native sidecar)", scalarValue(get(c, "name")), at))
 	}
@@ -61,7 +61,7 @@ func moveToNativeSidecars(spec *yaml.Node, indexes []int) []string {
 func insertionPoint(inits []*yaml.Node, repo string) int {
 	for i, c := range inits {
 		native := scalarValue(get(c, "restartPolicy")) == "Always"
-		same := repo != "" && repository(scalarValue(get(c, "image"))) == repo
+		same := repo != "" && sidecar.Repository(scalarValue(get(c, "image"))) == repo
 		if !native && !same {
 			return i
 		}
@@ -78,18 +78,6 @@ func insertBefore(m *yaml.Node, key string, v *yaml.Node, before string) {
 		}
 	}
 	set(m, key, v)
-}
-
-// repository returns an image reference without tag and digest, lower-cased.
-func repository(image string) string {
-	image = strings.ToLower(strings.TrimSpace(image))
-	if i := strings.IndexByte(image, '@'); i >= 0 {
-		image = image[:i]
-	}
-	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
-		image = image[:i]
-	}
-	return image
 }
 
 func uniqueSorted(xs []int) []int {

@@ -20,7 +20,7 @@ func checkClassicInJob(o *manifest.Object, content map[string]any, kube manifest
 				fix = fmt.Sprintf("native sidecars need Kubernetes 1.29 (target is %s): until then, have the app stop it when the work is done (e.g. the helper's quit endpoint)", kube)
 			}
 			r(c.Path, fmt.Sprintf("container %q runs %s (%s) in containers[] of a %s pod: it never exits, so the pod never completes; %s",
-				c.Name, what[i], repository(c.Image), o.Kind, fix))
+				c.Name, what[i], Repository(c.Image), o.Kind, fix))
 		}
 	}
 }
@@ -37,7 +37,7 @@ func checkClassicSidecar(o *manifest.Object, content map[string]any, kube manife
 		found, what := classicHelpers(content, t)
 		for i, c := range found {
 			r(c.Path, fmt.Sprintf("container %q runs %s (%s) in containers[] beside the app; as a native sidecar (initContainers with restartPolicy: Always) it would start before the app and stop after it",
-				c.Name, what[i], repository(c.Image)))
+				c.Name, what[i], Repository(c.Image)))
 		}
 	}
 }

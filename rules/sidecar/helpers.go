@@ -35,9 +35,9 @@ func mustLoadHelpers(data []byte) []helper {
 	return doc.Helpers
 }
 
-// repository returns an image reference without its tag and digest, lower-cased:
+// Repository returns an image reference without its tag and digest, lower-cased:
 // "docker.io/envoyproxy/envoy:v1.31@sha256:…" → "docker.io/envoyproxy/envoy".
-func repository(image string) string {
+func Repository(image string) string {
 	image = strings.ToLower(strings.TrimSpace(image))
 	if i := strings.IndexByte(image, '@'); i >= 0 {
 		image = image[:i]
@@ -48,9 +48,9 @@ func repository(image string) string {
 	return image
 }
 
-// knownHelper returns what long-running helper an image is ("Envoy proxy"), or "".
-func knownHelper(image string) string {
-	repo := repository(image)
+// KnownHelper returns what long-running helper an image is ("Envoy proxy"), or "".
+func KnownHelper(image string) string {
+	repo := Repository(image)
 	if repo == "" {
 		return ""
 	}

@@ -115,7 +115,7 @@ func classicHelpers(content map[string]any, t manifest.PodTemplate) (found []pod
 		if c.Init {
 			continue
 		}
-		if w := knownHelper(c.Image); w != "" {
+		if w := KnownHelper(c.Image); w != "" {
 			found = append(found, c)
 			what = append(what, w)
 		} else {

@@ -57,8 +57,8 @@ func TestKnownHelper(t *testing.T) {
 		{"localhost:5000/web", ""},
 		{"", ""},
 	} {
-		if got := knownHelper(tc.image); got != tc.want {
-			t.Errorf("knownHelper(%q) = %q, want %q", tc.image, got, tc.want)
+		if got := KnownHelper(tc.image); got != tc.want {
+			t.Errorf("KnownHelper(%q) = %q, want %q", tc.image, got, tc.want)
 		}
 	}
 }
