@@ -224,7 +224,7 @@ var badSpecs = []struct {
 	{"bad name", strings.Replace(svcSpec(""), "web:", "Web_1:", 1), 6, `invalid name "Web_1" in spec.services`},
 	{"parameter servers on pytorch", trainSpec("foo", "      parameterServers: 2\n"), 8, "parameterServers is for framework tensorflow"},
 	{"probe without handler", svcSpec("") + "          ready: {periodSeconds: 3}\n", 10, "exactly one of httpGet"},
-	{"old jobset target", strings.Replace(trainSpec("foo", ""), "spec:\n", "spec:\n  target: {jobset: v0.6}\n", 1), 5, "target.jobset v0.6 does not know it"},
+	{"old jobset target", strings.Replace(trainSpec("foo", ""), "spec:\n", "spec:\n  target: {jobset: v0.5}\n", 1), 5, "target.jobset v0.5 does not know it"},
 	{"security without namespace", "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a}\nspec:\n  namespace: {security: {enforce: restricted}}\n", 5, "metadata.namespace is not set"},
 	{"reserved env", trainSpec("foo", "      env: {MASTER_ADDR: x}\n"), 8, "env MASTER_ADDR is set by kiln"},
 }

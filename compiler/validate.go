@@ -15,8 +15,9 @@ var (
 	LatestJobSet = JobSetVersion{0, 10}
 	// jobSetV1alpha2 is the first release serving jobset.x-k8s.io/v1alpha2.
 	jobSetV1alpha2 = JobSetVersion{0, 2}
-	// jobSetCoordinator is the first release with spec.coordinator.
-	jobSetCoordinator = JobSetVersion{0, 7}
+	// jobSetCoordinator is the first release with spec.coordinator
+	// (kubernetes-sigs/jobset#617, milestone release-0.6).
+	jobSetCoordinator = JobSetVersion{0, 6}
 
 	kubeSeccompField   = manifest.KubeVersion{Major: 1, Minor: 19}
 	kubeIndexedJob     = manifest.KubeVersion{Major: 1, Minor: 22}
