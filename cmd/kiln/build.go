@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/kilnhq/kiln/internal/atomicfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -302,35 +303,12 @@ func writeOutput(dir string, files map[string][]byte) error {
 	return writeAtomic(filepath.Join(dir, buildManifest), manifestContent(files))
 }
 
-// writeAtomic writes data to path through a temporary file in the same
-// directory, so that path holds either the old or the new content, never a part.
+// writeAtomic creates path's directory and writes data to it atomically.
 func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("%s: cannot create directory: %v", filepath.Dir(path), err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("%s: cannot write: %v", path, err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("%s: cannot write: %v", path, err)
-	}
-	return nil
+	return atomicfile.WriteFile(path, data, 0o644)
 }
 
 // manifestContent is the build manifest listing the files, one per line.
