@@ -14,6 +14,8 @@ type fileCase struct {
 	file string
 	opts *rules.Options
 	want []string
+	// slow cases (seconds of CEL work) are skipped with -short.
+	slow bool
 }
 
 var fileCases = []fileCase{
@@ -29,6 +31,7 @@ var fileCases = []fileCase{
 	{name: "audit-annotations", file: "docs/audit-annotations.yaml"},
 	{name: "param-not-found", file: "docs/param-not-found.yaml"},
 	{name: "cost", file: "docs/cost.yaml"},
+	{name: "over-budget", file: "over-budget.yaml", slow: true},
 	{name: "compile-error", file: "docs/compile-error.yaml"},
 	{name: "libraries", file: "docs/libraries.yaml"},
 	{name: "libraries-authorizer-allow", file: "docs/libraries.yaml", opts: withOpts(func(o *rules.Options) { o.Authorizer = "allow" })},

@@ -48,6 +48,9 @@ func check(t *testing.T, got, want []string) {
 func TestFiles(t *testing.T) {
 	for _, c := range fileCases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.slow && testing.Short() {
+				t.Skip("slow: run without -short")
+			}
 			want, ok := wantFindings[c.name]
 			if !ok {
 				t.Fatalf("no expectation for %s", c.name)

@@ -36,6 +36,9 @@ var wantFindings = map[string][]string{
 		"37 info policy/demo-policy.example.com: ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-audit' adds audit annotation demo-policy.example.com/high-replica-count: Deployment spec.replicas set to 3",
 		"37 info policy/demo-policy.example.com: ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-audit' adds audit annotation demo-policy.example.com/small-replica-count: small",
 	},
+	"over-budget": {
+		"35 error policy/over-budget: ValidatingAdmissionPolicy 'over-budget' with binding 'over-budget' denied request: validation failed due to running out of cost budget, no further validation rules will be run",
+	},
 	"param-not-found": {
 		"44 warning policy/replica-limit: ValidatingAdmissionPolicyBinding \"no-param-ref\" has no paramRef but ValidatingAdmissionPolicy \"replica-limit\" declares paramKind v1/ConfigMap: the API server evaluates the policy with params = null",
 		"48 error policy/replica-limit: ValidatingAdmissionPolicy 'replica-limit' with binding 'missing-deny' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction",
