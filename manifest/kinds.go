@@ -106,10 +106,14 @@ func (k *Kinds) KindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKin
 	return schema.GroupVersionKind{}, false
 }
 
-// Equivalents returns every resource that stores the same objects as gvr
-// (the resource itself included): the same group and resource at every
-// version, plus the built-in resources served by two groups
+// Equivalents returns every served resource that stores the same objects
+// as gvr (the resource itself included): the same group and resource at
+// every version, plus the built-in resources served by two groups
 // (extensions/apps, extensions/networking.k8s.io, core/events.k8s.io).
+// Built-in alpha and beta versions count as not served: Kubernetes 1.37
+// serves none by default (betas introduced since 1.24 are off by default,
+// older ones have been removed), as the API server's equivalent-resource
+// registry knows only what it serves. Every served CRD version counts.
 // The result is sorted by group, version and resource.
 func (k *Kinds) Equivalents(gvr schema.GroupVersionResource) []schema.GroupVersionResource {
 	groups := []string{gvr.Group}
@@ -119,8 +123,8 @@ func (k *Kinds) Equivalents(gvr schema.GroupVersionResource) []schema.GroupVersi
 		}
 	}
 	var out []schema.GroupVersionResource
-	for r := range k.byGVR {
-		if r.Resource != gvr.Resource {
+	for r, res := range k.byGVR {
+		if r.Resource != gvr.Resource || (r != gvr && !res.CRD && prerelease(r.Version)) {
 			continue
 		}
 		for _, g := range groups {
@@ -134,6 +138,11 @@ func (k *Kinds) Equivalents(gvr schema.GroupVersionResource) []schema.GroupVersi
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
+}
+
+// prerelease reports whether an API version is an alpha or beta ("v1beta2").
+func prerelease(version string) bool {
+	return strings.Contains(version, "alpha") || strings.Contains(version, "beta")
 }
 
 // equivalentGroups lists built-in resources that two API groups serve from

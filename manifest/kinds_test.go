@@ -176,13 +176,26 @@ spec:
 
 func TestEquivalentsAcrossGroups(t *testing.T) {
 	k := BuiltinKinds()
-	got := k.Equivalents(schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"})
-	var s []string
-	for _, r := range got {
-		s = append(s, r.GroupVersion().String())
+	str := func(rs []schema.GroupVersionResource) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.String())
+		}
+		return strings.Join(s, " ")
 	}
-	want := "apps/v1 apps/v1beta1 apps/v1beta2 extensions/v1beta1"
-	if strings.Join(s, " ") != want {
-		t.Errorf("Equivalents(apps/v1 deployments) = %s, want %s", strings.Join(s, " "), want)
+	tests := []struct {
+		in   schema.GroupVersionResource
+		want string
+	}{
+		// apps/v1beta1, apps/v1beta2 and extensions/v1beta1 are no longer served.
+		{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "apps/v1, Resource=deployments"},
+		{schema.GroupVersionResource{Group: "extensions", Version: "v1beta1", Resource: "deployments"}, "apps/v1, Resource=deployments extensions/v1beta1, Resource=deployments"},
+		{schema.GroupVersionResource{Group: "", Version: "v1", Resource: "events"}, "/v1, Resource=events events.k8s.io/v1, Resource=events"},
+		{schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "unknowns"}, "example.com/v1, Resource=unknowns"},
+	}
+	for _, tt := range tests {
+		if got := str(k.Equivalents(tt.in)); got != tt.want {
+			t.Errorf("Equivalents(%s) = %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }

@@ -110,9 +110,9 @@ var wantFindings = map[string][]string{
 		"83 error policy/team-a-only: ValidatingAdmissionPolicy 'team-a-only' with binding 'not-skipped' denied request: team-a-only: cluster-a",
 	},
 	"match-policy": {
-		"62 error policy/equivalent: ValidatingAdmissionPolicy 'equivalent' with binding 'equivalent' denied request: equivalent: w1 seen as example.com/v1, request.resource v1, request.kind v1, requested v1",
-		"62 error policy/exact: ValidatingAdmissionPolicy 'exact' with binding 'exact' denied request: exact: w1",
-		"66 error policy/equivalent: ValidatingAdmissionPolicy 'equivalent' with binding 'equivalent' denied request: equivalent: w2 seen as example.com/v1, request.resource v1, request.kind v1, requested v2",
-		"70 error policy/extensions-deployments: ValidatingAdmissionPolicy 'extensions-deployments' with binding 'extensions-deployments' denied request: extensions-deployments: extensions/v1beta1",
+		"78 error policy/equivalent: ValidatingAdmissionPolicy 'equivalent' with binding 'equivalent' denied request: equivalent: w1 seen as example.com/v1, request.resource v1, request.kind v1, requested v1",
+		"78 error policy/exact: ValidatingAdmissionPolicy 'exact' with binding 'exact' denied request: exact: w1",
+		"82 error policy/equivalent: ValidatingAdmissionPolicy 'equivalent' with binding 'equivalent' denied request: equivalent: w2 seen as example.com/v1, request.resource v1, request.kind v1, requested v2",
+		"90 error policy/events: ValidatingAdmissionPolicy 'events' with binding 'events' denied request: events: events.k8s.io/v1 started",
 	},
 }
