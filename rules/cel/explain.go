@@ -41,7 +41,7 @@ func policyRule(p *policyEntry) *rules.Rule {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "ValidatingAdmissionPolicy %q (%s:%d)\n", p.name, p.obj.File, p.obj.Node.Line)
+	fmt.Fprintf(&b, "ValidatingAdmissionPolicy %q (%s:%d)\n", p.name, p.obj.File, p.obj.Pos().Line)
 	if mc := spec.MatchConstraints; mc != nil {
 		b.WriteString("\nMatches:\n")
 		writeRules(&b, "  ", mc.ResourceRules)
@@ -103,7 +103,14 @@ func policyRule(p *policyEntry) *rules.Rule {
 
 func writeRules(b *strings.Builder, indent string, rs []admissionv1.NamedRuleWithOperations) {
 	for _, r := range rs {
-		fmt.Fprintf(b, "%s%s %s/%s %s", indent, strings.Join(opsStrings(r.Operations), ","), strings.Join(r.APIGroups, ","), strings.Join(r.APIVersions, ","), strings.Join(r.Resources, ","))
+		groups := make([]string, len(r.APIGroups))
+		for i, g := range r.APIGroups {
+			if g == "" {
+				g = `""` // the core group
+			}
+			groups[i] = g
+		}
+		fmt.Fprintf(b, "%s%s %s/%s %s", indent, strings.Join(opsStrings(r.Operations), ","), strings.Join(groups, ","), strings.Join(r.APIVersions, ","), strings.Join(r.Resources, ","))
 		if len(r.ResourceNames) > 0 {
 			fmt.Fprintf(b, " named %s", strings.Join(r.ResourceNames, ","))
 		}
