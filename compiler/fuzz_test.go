@@ -40,10 +40,10 @@ func FuzzLoadSpec(f *testing.F) {
 				continue
 			}
 			for _, c := range out {
-				if c.Node.Line == 0 {
+				if c.Node().Line == 0 {
 					t.Fatalf("%s has no position", c.Ref())
 				}
-				if _, err := manifest.Encode(c.Node); err != nil {
+				if _, err := manifest.Encode(c.Node()); err != nil {
 					t.Fatalf("%s does not encode: %v", c.Ref(), err)
 				}
 			}

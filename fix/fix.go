@@ -198,9 +198,9 @@ func Fix(files []*File, findings []rules.Finding, opts Options) []*Result {
 				if lists[o.Doc] == nil {
 					lists[o.Doc] = map[int]*yaml.Node{}
 				}
-				lists[o.Doc][o.Item] = o.Node
+				lists[o.Doc][o.Item] = o.Node()
 			} else {
-				changed[o.Doc] = o.Node
+				changed[o.Doc] = o.Node()
 			}
 		}
 		if len(changed)+len(lists) == 0 {
@@ -265,7 +265,7 @@ func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 			if to == "" {
 				continue
 			}
-			setScalar(o.Node, "apiVersion", str(to))
+			setScalar(o.Node(), "apiVersion", str(to))
 			notes = append(notes, note{f.Rule, "apiVersion " + o.APIVersion + " → " + to})
 		case f.Rule == SidecarClassicInJob:
 			if opts.KubeVersion.Less(manifest.KubeVersion{Major: 1, Minor: nativeSidecarMinor}) {

@@ -12,7 +12,7 @@ import (
 // Paths look like `spec.template.spec.containers[0].securityContext` and
 // `metadata.labels["app.kubernetes.io/name"]`.
 func (o *Object) Locate(field string) Position {
-	n := o.Node
+	n := o.view()
 	best := o.Pos()
 	for _, seg := range SplitPath(field) {
 		var at *yaml.Node
@@ -29,7 +29,7 @@ func (o *Object) Locate(field string) Position {
 
 // Lookup returns the node at a field path, or nil if it does not exist.
 func (o *Object) Lookup(field string) *yaml.Node {
-	n := o.Node
+	n := o.view()
 	for _, seg := range SplitPath(field) {
 		if n, _ = step(n, seg); n == nil {
 			return nil

@@ -85,7 +85,7 @@ func TestParse(t *testing.T) {
 			objs, errs := Parse("f.yaml", []byte(tt.in))
 			var got []string
 			for _, o := range objs {
-				got = append(got, o.Ref().String()+"@"+strconv.Itoa(o.Node.Line)+":"+strconv.Itoa(o.Node.Column))
+				got = append(got, o.Ref().String()+"@"+strconv.Itoa(o.Node().Line)+":"+strconv.Itoa(o.Node().Column))
 			}
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
 				t.Errorf("objects = %v, want %v", got, tt.want)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -47,16 +48,26 @@ func (r Ref) String() string {
 
 // Object is one Kubernetes object and where it came from.
 //
-// Node is the object's YAML mapping node; its Line and Column fields (and
-// those of every node below it) point into File. Objects made by the compiler
-// carry the positions of the spec lines that produced them.
+// Node returns the object's YAML mapping node; its Line and Column fields
+// (and those of every node below it) point into File. Objects made by the
+// compiler carry the positions of the spec lines that produced them.
+//
+// Objects read from files keep their decoded content, not their YAML tree:
+// the tree of a large repository is several times the size of its content,
+// so it is parsed again from the file's bytes when something needs it.
 type Object struct {
 	File string
 	// Doc is the 0-based index of the YAML document in File.
 	Doc int
 	// Item is the index of the object in a List document, or -1.
 	Item int
-	Node *yaml.Node
+
+	node atomic.Pointer[yaml.Node]
+	// src is the stream the object was read from (nil for objects built in memory).
+	src       *stream
+	line, col int
+	// docLines are the lines [first, end) of the object's document in src (end 0: to the end).
+	docLines [2]int
 
 	APIVersion  string
 	Kind        string
@@ -77,7 +88,8 @@ func NewObject(file string, doc, item int, node *yaml.Node) (*Object, error) {
 	if node.Kind != yaml.MappingNode {
 		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("expected a Kubernetes object (a mapping with apiVersion and kind), found %s", describeNode(node))}
 	}
-	o := &Object{File: file, Doc: doc, Item: item, Node: node}
+	o := &Object{File: file, Doc: doc, Item: item, line: node.Line, col: node.Column}
+	o.node.Store(node)
 	var missing []string
 	o.APIVersion, missing = scalarField(node, "apiVersion", missing)
 	o.Kind, missing = scalarField(node, "kind", missing)
@@ -116,7 +128,41 @@ func (o *Object) Version() string {
 
 // Pos returns the position of the object itself.
 func (o *Object) Pos() Position {
-	return Position{File: o.File, Line: o.Node.Line, Column: o.Node.Column}
+	return Position{File: o.File, Line: o.line, Column: o.col}
+}
+
+// Node returns the object's YAML node, parsing its file again if the node
+// was released. Changes to the node are kept until ReleaseNode.
+func (o *Object) Node() *yaml.Node {
+	if n := o.node.Load(); n != nil {
+		return n
+	}
+	if o.src == nil {
+		return nil
+	}
+	n := o.src.ownNodeOf(o)
+	if !o.node.CompareAndSwap(nil, n) {
+		return o.node.Load()
+	}
+	return n
+}
+
+// ReleaseNode drops the YAML node of an object read from a file (its decoded
+// content stays); Node parses it again on demand. Objects built in memory
+// keep their node.
+func (o *Object) ReleaseNode() {
+	if o.src != nil {
+		o.node.Store(nil)
+	}
+}
+
+// view returns the node for reading positions: the object's own if loaded,
+// else one from the stream's short-lived cache (not kept on the object).
+func (o *Object) view() *yaml.Node {
+	if n := o.node.Load(); n != nil || o.src == nil {
+		return n
+	}
+	return o.src.nodeOf(o)
 }
 
 // Content returns the object as JSON-compatible Go values (map[string]any,
@@ -124,7 +170,7 @@ func (o *Object) Pos() Position {
 // every rule; callers must not modify it.
 func (o *Object) Content() (map[string]any, error) {
 	o.once.Do(func() {
-		v, err := Decode(o.File, o.Node)
+		v, err := Decode(o.File, o.Node())
 		if err != nil {
 			o.err = err
 			return

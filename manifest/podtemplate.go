@@ -1,10 +1,6 @@
 package manifest
 
-import (
-	"strconv"
-
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-)
+import "strconv"
 
 // PodTemplate is one pod template inside a workload object.
 type PodTemplate struct {
@@ -62,18 +58,20 @@ func IsWorkload(o *Object) bool {
 // PodTemplatesOf returns the pod templates of a workload object that are
 // present in it (none for other kinds). For a JobSet, one per replicated job.
 func PodTemplatesOf(o *Object) []PodTemplate {
+	content, err := o.Content()
+	if err != nil {
+		return nil
+	}
 	if o.Kind == "JobSet" && o.Group() == JobSetGroup {
-		rjobs := o.Lookup("spec.replicatedJobs")
-		if rjobs == nil || rjobs.Kind != yaml.SequenceNode {
-			return nil
-		}
+		rjobs, _ := valueAt(content, "spec.replicatedJobs").([]any)
 		var out []PodTemplate
-		for i, rj := range rjobs.Content {
+		for i, rj := range rjobs {
 			p := "spec.replicatedJobs[" + strconv.Itoa(i) + "].template.spec.template"
-			if o.Lookup(p) == nil {
+			if _, ok := valueAt(content, p).(map[string]any); !ok {
 				continue
 			}
-			out = append(out, PodTemplate{Path: p, Name: scalarValue(lookup(rj, "name"))})
+			name, _ := valueAt(rj, "name").(string)
+			out = append(out, PodTemplate{Path: p, Name: name})
 		}
 		return out
 	}
@@ -81,8 +79,29 @@ func PodTemplatesOf(o *Object) []PodTemplate {
 	if !ok {
 		return nil
 	}
-	if p != "" && o.Lookup(p) == nil {
-		return nil
+	if p != "" {
+		if _, ok := valueAt(content, p).(map[string]any); !ok {
+			return nil
+		}
 	}
 	return []PodTemplate{{Path: p}}
+}
+
+// valueAt returns the value at a field path in decoded content, or nil.
+func valueAt(v any, path string) any {
+	for _, seg := range SplitPath(path) {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }

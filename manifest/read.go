@@ -190,6 +190,7 @@ func ReadFile(path string, stdin io.Reader) *Source {
 			return src
 		}
 		src.Objects, src.Errs = Parse(src.Path, data)
+		retainStream(data, src.Objects)
 		return src
 	}
 	src := &Source{Path: path}
@@ -203,6 +204,7 @@ func ReadFile(path string, stdin io.Reader) *Source {
 		return src
 	}
 	src.Objects, src.Errs = Parse(path, data)
+	retainStream(data, src.Objects)
 	return src
 }
 
@@ -226,6 +228,8 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	docStart := 0 // objects of the previous document, whose end line is the next document's start
+	var lines []int
 	for doc := 0; ; doc++ {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -243,6 +247,17 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 		if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 			continue // an empty document, e.g. "---" followed by a comment
 		}
+		start := 1
+		if doc > 0 {
+			if lines == nil {
+				lines = lineStarts(data)
+			}
+			start = docMarkerLine(data, lines, root.Line)
+		}
+		for _, o := range objs[docStart:] {
+			o.docLines[1] = start
+		}
+		docStart = len(objs)
 		o, err := NewObject(file, doc, -1, root)
 		if err != nil {
 			errs = append(errs, err)
@@ -252,30 +267,31 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 			items, ierrs := expandList(o)
 			errs = append(errs, ierrs...)
 			for _, it := range items {
-				objs, errs = appendDecoded(objs, errs, it)
+				objs, errs = appendDecoded(objs, errs, it, start)
 			}
 			continue
 		}
-		objs, errs = appendDecoded(objs, errs, o)
+		objs, errs = appendDecoded(objs, errs, o, start)
 	}
 	return objs, errs
 }
 
 // appendDecoded decodes the object now (every rule needs its content, and
 // duplicate keys or alias bombs are input errors) and keeps it if that works.
-func appendDecoded(objs []*Object, errs []error, o *Object) ([]*Object, []error) {
+func appendDecoded(objs []*Object, errs []error, o *Object, docLine int) ([]*Object, []error) {
 	if _, err := o.Content(); err != nil {
 		return objs, append(errs, err)
 	}
+	o.docLines[0] = docLine
 	return append(objs, o), errs
 }
 
 func isList(o *Object) bool {
-	return strings.HasSuffix(o.Kind, "List") && lookup(o.Node, "items") != nil
+	return strings.HasSuffix(o.Kind, "List") && lookup(o.Node(), "items") != nil
 }
 
 func expandList(list *Object) ([]*Object, []error) {
-	items := lookup(list.Node, "items")
+	items := lookup(list.Node(), "items")
 	if items.Kind != yaml.SequenceNode {
 		if items.ShortTag() == "!!null" {
 			return nil, nil

@@ -12,7 +12,7 @@ import (
 // objects always give the same bytes.
 func Write(w io.Writer, objs []*Object) error {
 	for i, o := range objs {
-		b, err := Encode(o.Node)
+		b, err := Encode(o.Node())
 		if err != nil {
 			return err
 		}

@@ -83,12 +83,21 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 	for _, r := range res.Rules {
 		byID[r.ID] = r
 	}
+	// Place diagnostics file by file: positions of objects read from files
+	// come from a re-parse of the file, which is cached for a few files only.
+	var all []Diagnostic
 	for _, ds := range diags {
-		for _, d := range ds {
-			f, ok := e.finding(d, byID[d.Rule], cfg)
-			if ok {
-				res.Findings = append(res.Findings, f)
-			}
+		all = append(all, ds...)
+	}
+	slices.SortStableFunc(all, func(a, b Diagnostic) int {
+		if a.Object == nil || b.Object == nil {
+			return cmp.Compare(boolInt(a.Object != nil), boolInt(b.Object != nil))
+		}
+		return cmp.Or(cmp.Compare(a.Object.File, b.Object.File), cmp.Compare(a.Object.Doc, b.Object.Doc))
+	})
+	for _, d := range all {
+		if f, ok := e.finding(d, byID[d.Rule], cfg); ok {
+			res.Findings = append(res.Findings, f)
 		}
 	}
 	res.Findings = sortAndDedup(res.Findings)
@@ -190,4 +199,11 @@ func sortAndDedup(fs []Finding) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

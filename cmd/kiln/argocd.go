@@ -293,7 +293,7 @@ func defaultNamespace(objs []*manifest.Object, ns string) error {
 		if o.Namespace != "" || clusterScoped(o) {
 			continue
 		}
-		if err := yaml.NewRNode(o.Node).SetNamespace(ns); err != nil {
+		if err := yaml.NewRNode(o.Node()).SetNamespace(ns); err != nil {
 			return fmt.Errorf("%s: setting the namespace: %w", o.Pos(), err)
 		}
 		o.Namespace = ns

@@ -209,7 +209,7 @@ func outputFiles(objs []*manifest.Object) (map[string][]byte, error) {
 		if dir != "" {
 			rel = dir + "/" + name
 		}
-		b, err := manifest.Encode(o.Node)
+		b, err := manifest.Encode(o.Node())
 		if err != nil {
 			return nil, fmt.Errorf("%s: cannot encode %s: %v", o.Pos(), o.Ref(), err)
 		}

@@ -209,7 +209,7 @@ func (p *fnProcessor) generate(rl *framework.ResourceList, fc *yaml.RNode) error
 	}
 	p.addFindings(rl, res, nil)
 	for _, o := range objs {
-		rl.Items = append(rl.Items, yaml.NewRNode(o.Node))
+		rl.Items = append(rl.Items, yaml.NewRNode(o.Node()))
 	}
 	if failsAt(res, threshold) {
 		return errFnFindings

@@ -1,0 +1,174 @@
+package manifest
+
+import (
+	"bytes"
+		"runtime"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// stream is the bytes of one input file, kept so that the YAML trees of its
+// objects can be parsed again after they were released: the bytes are a
+// fraction of the size of the trees.
+type stream struct {
+	data []byte
+	// lineStarts are the byte offsets where lines begin, computed on first use.
+	lineStarts []int
+
+	mu    sync.Mutex
+	roots map[int]*yaml.Node // parsed document roots by document index; nil when not cached
+}
+
+// retainStream makes objs (all read from data) release their YAML trees and
+// parse them again from data on demand.
+func retainStream(data []byte, objs []*Object) {
+	s := &stream{data: data}
+	for _, o := range objs {
+		o.src = s
+		o.ReleaseNode()
+	}
+}
+
+// nodeOf returns the object's node from a fresh parse of the stream. The
+// parsed trees stay cached for a few streams at a time, so that resolving
+// many positions in one file parses it once.
+func (s *stream) nodeOf(o *Object) *yaml.Node {
+	return s.node(o, true)
+}
+
+// ownNodeOf parses the object's node afresh, for a caller that may change it.
+func (s *stream) ownNodeOf(o *Object) *yaml.Node {
+	return s.node(o, false)
+}
+
+func (s *stream) node(o *Object, cached bool) *yaml.Node {
+	if !cached {
+		s.mu.Lock()
+		root := s.parseDoc(o.docLines)
+		s.mu.Unlock()
+		return itemOf(root, o.Item)
+	}
+	s.mu.Lock()
+	fresh := s.roots == nil
+	if fresh {
+		s.roots = map[int]*yaml.Node{}
+	}
+	root, ok := s.roots[o.Doc]
+	if !ok {
+		root = s.parseDoc(o.docLines)
+		s.roots[o.Doc] = root
+	}
+	s.mu.Unlock()
+	if fresh {
+		treeCache.add(s)
+	}
+	return itemOf(root, o.Item)
+}
+
+// itemOf returns root, or its items[item] for an object of a List.
+func itemOf(root *yaml.Node, item int) *yaml.Node {
+	if root == nil || item < 0 {
+		return root
+	}
+	items := lookup(root, "items")
+	if items == nil || items.Kind != yaml.SequenceNode || item >= len(items.Content) {
+		return nil
+	}
+	return items.Content[item]
+}
+
+// parseDoc parses the lines [first, end) of the stream (end 0: to the end)
+// and returns the first document's root, with line numbers of the whole file.
+// YAML documents are independent (no anchors across them), so a document
+// parses the same on its own.
+func (s *stream) parseDoc(lines [2]int) *yaml.Node {
+	if s.lineStarts == nil {
+		s.lineStarts = lineStarts(s.data)
+	}
+	first, end := lines[0], lines[1]
+	if first < 1 || first > len(s.lineStarts) {
+		return nil
+	}
+	to := len(s.data)
+	if end > first && end <= len(s.lineStarts) {
+		to = s.lineStarts[end-1]
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(s.data[s.lineStarts[first-1]:to])).Decode(&doc); err != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	shiftLines(doc.Content[0], first-1, map[*yaml.Node]bool{})
+	return doc.Content[0]
+}
+
+// lineStarts returns the byte offset at which each line begins.
+func lineStarts(data []byte) []int {
+	starts := []int{0}
+	for i, b := range data {
+		if b == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// docMarkerLine returns the line of the "---" that starts the document whose
+// root is at rootLine: the root's own line or the nearest one above it.
+func docMarkerLine(data []byte, lines []int, rootLine int) int {
+	for l := rootLine; l >= 1 && l <= len(lines); l-- {
+		line := data[lines[l-1]:]
+		if bytes.HasPrefix(line, []byte("---")) && (len(line) == 3 || line[3] == ' ' || line[3] == '\n' || line[3] == '\r' || line[3] == '\t') {
+			return l
+		}
+	}
+	return rootLine
+}
+
+// shiftLines adds delta to the line of every node in a tree.
+func shiftLines(n *yaml.Node, delta int, seen map[*yaml.Node]bool) {
+	if n == nil || seen[n] {
+		return
+	}
+	seen[n] = true
+	n.Line += delta
+	for _, c := range n.Content {
+		shiftLines(c, delta, seen)
+	}
+}
+
+func (s *stream) drop() {
+	s.mu.Lock()
+	s.roots = nil
+	s.mu.Unlock()
+}
+
+// treeCache bounds how many streams hold parsed trees at once.
+var treeCache = &lru{max: 2 * runtime.GOMAXPROCS(0)}
+
+type lru struct {
+	mu      sync.Mutex
+	max     int
+	streams []*stream
+}
+
+// add records that s holds parsed trees, dropping the trees of the stream
+// that has held them longest when there are too many.
+func (c *lru) add(s *stream) {
+	c.mu.Lock()
+	for i, x := range c.streams {
+		if x == s {
+			c.streams = append(c.streams[:i], c.streams[i+1:]...)
+			break
+		}
+	}
+	c.streams = append(c.streams, s)
+	var evict *stream
+	if len(c.streams) > c.max {
+		evict, c.streams = c.streams[0], c.streams[1:]
+	}
+	c.mu.Unlock()
+	if evict != nil {
+		evict.drop()
+	}
+}
