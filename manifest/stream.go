@@ -2,7 +2,7 @@ package manifest
 
 import (
 	"bytes"
-		"runtime"
+	"runtime"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
