@@ -32,8 +32,13 @@ func TestBadInputCorpus(t *testing.T) {
 		"huge.yaml":               "huge.yaml:1:1: file is larger than 32 MiB",
 		"loop.yaml":               "loop.yaml: cannot read: too many levels of symbolic links",
 	}
-	// Files judged by rules rather than the reader: they must lint, not fail to read.
-	linted := map[string]bool{"unknown-kind.yaml": true, "wrong-types.yaml": true}
+	// Files judged by rules rather than the reader: they must lint, not fail
+	// to read, and give these findings (rule → message part).
+	linted := map[string]bool{"unknown-kind.yaml": true, "wrong-types.yaml": true, "runaway-policy.yaml": true}
+	wantFindings := map[string]string{
+		"psa/decode":     "the API server would reject this pod template",
+		"policy/runaway": "actual cost limit exceeded",
+	}
 
 	dir := t.TempDir()
 	entries, err := os.ReadDir(corpus)
@@ -80,13 +85,24 @@ func TestBadInputCorpus(t *testing.T) {
 		t.Fatalf("panic:\n%s", stderr)
 	}
 	var rep struct {
-		Summary struct{ Files, Objects int }
+		Findings []struct{ Rule, Message, File string }
+		Summary  struct{ Files, Objects int }
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stdout is not a JSON report: %v\n%s", err, stdout)
 	}
-	// The good file, unknown-kind.yaml and wrong-types.yaml are still linted.
-	if rep.Summary.Objects != 3 {
-		t.Errorf("objects linted = %d, want 3 (good, unknown kind, wrong types)\nstderr:\n%s", rep.Summary.Objects, stderr)
+	// The good file, unknown-kind.yaml, wrong-types.yaml and the policy with
+	// its binding are still linted.
+	if rep.Summary.Objects != 5 {
+		t.Errorf("objects linted = %d, want 5 (good, unknown kind, wrong types, policy, binding)\nstderr:\n%s", rep.Summary.Objects, stderr)
+	}
+	for rule, msg := range wantFindings {
+		found := false
+		for _, f := range rep.Findings {
+			found = found || (f.Rule == rule && strings.Contains(f.Message, msg))
+		}
+		if !found {
+			t.Errorf("no %s finding containing %q in %+v", rule, msg, rep.Findings)
+		}
 	}
 }
