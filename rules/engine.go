@@ -3,10 +3,12 @@ package rules
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kilnhq/kiln/manifest"
 )
@@ -95,12 +97,7 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 		}
 		return cmp.Or(cmp.Compare(a.Object.File, b.Object.File), cmp.Compare(a.Object.Doc, b.Object.Doc))
 	})
-	for _, d := range all {
-		if f, ok := e.finding(d, byID[d.Rule], cfg); ok {
-			res.Findings = append(res.Findings, f)
-		}
-	}
-	res.Findings = sortAndDedup(res.Findings)
+	res.Findings = sortAndDedup(e.place(all, byID, cfg))
 	for _, f := range res.Findings {
 		switch {
 		case f.Suppressed != nil:
@@ -114,6 +111,51 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 		}
 	}
 	return res, nil
+}
+
+// place turns diagnostics (sorted by file) into findings, one file per task
+// on every core: placing a finding may parse its document again.
+func (e *Engine) place(diags []Diagnostic, byID map[string]*Rule, cfg *Config) []Finding {
+	type span struct{ from, to int }
+	var spans []span
+	for i := 0; i < len(diags); {
+		j := i + 1
+		for j < len(diags) && sameFile(diags[i], diags[j]) {
+			j++
+		}
+		spans = append(spans, span{i, j})
+		i = j
+	}
+	out := make([]Finding, len(diags))
+	keep := make([]bool, len(diags))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1)) - 1; k < len(spans); k = int(next.Add(1)) - 1 {
+				for i := spans[k].from; i < spans[k].to; i++ {
+					out[i], keep[i] = e.finding(diags[i], byID[diags[i].Rule], cfg)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fs := out[:0]
+	for i, f := range out {
+		if keep[i] {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+func sameFile(a, b Diagnostic) bool {
+	if a.Object == nil || b.Object == nil {
+		return a.Object == b.Object
+	}
+	return a.Object.File == b.Object.File
 }
 
 // finding places and judges one diagnostic; ok is false when the rule is off.
