@@ -6,12 +6,12 @@ import (
 	"github.com/kilnhq/kiln/rules/apiversions"
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
 	"github.com/kilnhq/kiln/rules/jobset"
-	"github.com/kilnhq/kiln/rules/sidecar"
+	"github.com/kilnhq/kiln/rules/policies"
 	"github.com/kilnhq/kiln/rules/storage"
 )
 
 // TestSeeds runs all of kiln's own checkers over the seed scenarios in
 // testdata/seed and compares the JSON reports with the golden files.
 func TestSeeds(t *testing.T) {
-	ruletest.CheckSeeds(t, "testdata/seed", sidecar.Checker, jobset.Checker, storage.Checker, apiversions.Checker)
+	ruletest.CheckSeeds(t, "testdata/seed", policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker)
 }

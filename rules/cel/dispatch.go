@@ -83,9 +83,10 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 			Message: fmt.Sprintf("kind %s is neither built in nor defined by a CustomResourceDefinition in the input; policies see it as resource %q (namespaced), a guess", res.GVK.GroupKind(), res.GVR.Resource)})
 	}
 	ctx := context.Background()
-	report := func(p *policyEntry, sev rules.Severity, msg string) {
-		out = append(out, rules.Diagnostic{Rule: p.ruleID, Severity: sev, Object: o, Message: msg})
+	reportAt := func(p *policyEntry, sev rules.Severity, field, msg string) {
+		out = append(out, rules.Diagnostic{Rule: p.ruleID, Severity: sev, Object: o, Field: field, Message: msg})
 	}
+	report := func(p *policyEntry, sev rules.Severity, msg string) { reportAt(p, sev, "", msg) }
 	addConfigError := func(err error, p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding) {
 		policy := admissionv1.Fail
 		if p.spec.Spec.FailurePolicy != nil {
@@ -173,14 +174,20 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 					if decision.Action != validating.ActionDeny {
 						continue
 					}
-					for _, action := range binding.Spec.ValidationActions {
-						switch action {
-						case admissionv1.Deny:
-							report(p, rules.Error, deniedMessage(p.name, binding, decision.Message))
-						case admissionv1.Warn:
-							report(p, rules.Warning, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, binding.Name, decision.Message))
-						case admissionv1.Audit:
-							report(p, rules.Info, fmt.Sprintf("Audit: validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, binding.Name, decision.Message))
+					entries := []FieldMessage{{Message: decision.Message}}
+					if p.fieldMessages {
+						entries = SplitFieldMessages(decision.Message)
+					}
+					for _, en := range entries {
+						for _, action := range binding.Spec.ValidationActions {
+							switch action {
+							case admissionv1.Deny:
+								reportAt(p, rules.Error, en.Field, deniedMessage(p.name, binding, en.Message))
+							case admissionv1.Warn:
+								reportAt(p, rules.Warning, en.Field, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, binding.Name, en.Message))
+							case admissionv1.Audit:
+								reportAt(p, rules.Info, en.Field, fmt.Sprintf("Audit: validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, binding.Name, en.Message))
+							}
 						}
 					}
 				}

@@ -72,6 +72,8 @@ type policyEntry struct {
 	params     *paramInformer
 	paramScope meta.RESTScope
 	bindings   []*bindingEntry
+	// fieldMessages: the policy follows the field-message convention (FieldMessagesAnnotation).
+	fieldMessages bool
 }
 
 type bindingEntry struct {
@@ -119,7 +121,7 @@ func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
 			bindings = append(bindings, o)
 			continue
 		}
-		p := &policyEntry{obj: o, name: o.Name, ruleID: opts.RuleID(o.Name)}
+		p := &policyEntry{obj: o, name: o.Name, ruleID: opts.RuleID(o.Name), fieldMessages: o.Annotations[FieldMessagesAnnotation] == FieldMessagesValue}
 		if prev := byName[o.Name]; prev != nil {
 			e.problem(p.ruleID, o, "metadata.name", rules.Error, "ValidatingAdmissionPolicy %q is defined twice (also at %s); the later one would replace the earlier, so kiln ignores this one", o.Name, prev.obj.Pos())
 			continue

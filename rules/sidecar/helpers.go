@@ -68,3 +68,19 @@ func KnownHelper(image string) string {
 	}
 	return ""
 }
+
+// Helper is one entry of the helper-image table: what it is and the image
+// names that identify it (see helpers.yaml for how names match).
+type Helper struct {
+	What   string
+	Images []string
+}
+
+// Helpers returns the helper-image table in its order (the first match wins).
+func Helpers() []Helper {
+	out := make([]Helper, len(helpers))
+	for i, h := range helpers {
+		out[i] = Helper{What: h.What, Images: append([]string(nil), h.Images...)}
+	}
+	return out
+}

@@ -10,14 +10,14 @@ import (
 	"github.com/kilnhq/kiln/rules/apiversions"
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
 	"github.com/kilnhq/kiln/rules/jobset"
-	"github.com/kilnhq/kiln/rules/sidecar"
+	"github.com/kilnhq/kiln/rules/policies"
 	"github.com/kilnhq/kiln/rules/storage"
 )
 
 // TestSeeds runs all of kiln's own checkers over the seed scenarios in
 // testdata/seed and compares the JSON reports with the golden files.
 func TestSeeds(t *testing.T) {
-	ruletest.CheckSeeds(t, "testdata/seed", sidecar.Checker, jobset.Checker, storage.Checker, apiversions.Checker)
+	ruletest.CheckSeeds(t, "testdata/seed", policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker)
 }
 
 // TestCompilerExamplesClean: what the compiler emits for the examples
@@ -31,7 +31,7 @@ func TestCompilerExamplesClean(t *testing.T) {
 	if errs := set.Errors(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	eng := &rules.Engine{Checkers: []*rules.Checker{sidecar.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
+	eng := &rules.Engine{Checkers: []*rules.Checker{policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
 	res, err := eng.Run(set.Objects(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func BenchmarkOwnCheckers(b *testing.B) {
 	for _, o := range objs {
 		o.Content() // decoded once per object, shared by all checkers (as in kiln lint)
 	}
-	eng := &rules.Engine{Checkers: []*rules.Checker{sidecar.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
+	eng := &rules.Engine{Checkers: []*rules.Checker{policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -81,7 +81,7 @@ func FuzzOwnCheckers(f *testing.F) {
 			}
 		}
 	}
-	eng := &rules.Engine{Checkers: []*rules.Checker{sidecar.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
+	eng := &rules.Engine{Checkers: []*rules.Checker{policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := manifest.Parse("fuzz.yaml", data)
 		res, err := eng.Run(objs, nil)

@@ -1,36 +1,10 @@
 package sidecar
 
 import (
-	"path/filepath"
 	"testing"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
-	"github.com/kilnhq/kiln/rules/internal/ruletest"
 )
-
-func TestFixtures(t *testing.T) {
-	files, err := filepath.Glob("testdata/*/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	// Every rule has a failing, a passing and a nearest-false-positive fixture.
-	for _, r := range ruleList {
-		dir := filepath.Join("testdata", r.ID[len("sidecar/"):])
-		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
-			if m, _ := filepath.Glob(filepath.Join(dir, f)); len(m) == 0 {
-				t.Errorf("%s: missing fixture %s", r.ID, filepath.Join(dir, f))
-			}
-		}
-	}
-	for _, f := range files {
-		if filepath.Base(filepath.Dir(f)) == "seed" {
-			continue
-		}
-		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, Checker, f) })
-	}
-}
-
-func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, Checker) }
 
 func TestKnownHelper(t *testing.T) {
 	for _, tc := range []struct{ image, want string }{

@@ -63,21 +63,6 @@ func checkRWXNoClass(c *claim, def *storageClass, r func(field, msg string)) {
 		c.describe(), known))
 }
 
-// checkInlineNFS: an inline nfs volume in a pod template.
-func checkInlineNFS(o *manifest.Object, content map[string]any, r func(field, msg string)) {
-	for _, t := range manifest.PodTemplatesOf(o) {
-		for j, v := range podutil.List(podutil.Spec(content, t.SpecPath()), "volumes") {
-			m, _ := v.(map[string]any)
-			if m["nfs"] == nil {
-				continue
-			}
-			nfs := podutil.Map(m, "nfs")
-			r(fmt.Sprintf("%s.volumes[%d].nfs", t.SpecPath(), j), fmt.Sprintf("volume %q mounts NFS server %s:%s inline: the restricted Pod Security level forbids nfs volumes, and the server address is baked into every workload; use a PersistentVolume with a PersistentVolumeClaim (or the NFS CSI driver's StorageClass)",
-				podutil.Str(m, "name"), podutil.Str(nfs, "server"), podutil.Str(nfs, "path")))
-		}
-	}
-}
-
 // claimUse is one pod template volume that mounts a claim.
 type claimUse struct {
 	obj   *manifest.Object

@@ -93,37 +93,6 @@ spec:
 `,
 	},
 	{
-		ID:       InlineNFS,
-		Severity: rules.Warning,
-		Summary:  "an inline nfs volume in a pod template",
-		Doc: `An nfs volume written into the pod spec is forbidden under the restricted
-Pod Security level (only configMap, csi, downwardAPI, emptyDir, ephemeral,
-persistentVolumeClaim, projected and secret volumes are allowed), and it
-copies the server address into every workload.
-
-Fix: declare the share once as a PersistentVolume (or provision it with the
-NFS CSI driver's StorageClass) and mount it through a
-PersistentVolumeClaim.`,
-		Fail: `apiVersion: v1
-kind: Pod
-metadata: {name: web}
-spec:
-  containers: [{name: web, image: ghcr.io/acme/web:1.0}]
-  volumes:
-    - name: shared
-      nfs: {server: nfs.example.com, path: /exports/shared}
-`,
-		Pass: `apiVersion: v1
-kind: Pod
-metadata: {name: web}
-spec:
-  containers: [{name: web, image: ghcr.io/acme/web:1.0}]
-  volumes:
-    - name: shared
-      persistentVolumeClaim: {claimName: shared}
-`,
-	},
-	{
 		ID:       RWXNoClass,
 		Severity: rules.Warning,
 		Summary:  "a ReadWriteMany claim without storageClassName, left to the cluster's default class",

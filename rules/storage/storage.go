@@ -2,10 +2,12 @@
 // claims on storage that cannot serve them, ReadWriteOnce claims shared by
 // several pods, inline NFS volumes, and RWX claims left to the default class.
 //
-// storage/inline-nfs and storage/rwx-no-class are single-object (one small
-// function each); storage/rwx-unsupported needs StorageClasses (from the
-// input, a --storage-classes file, or the table in provisioners.yaml) and
-// storage/rwo-shared needs every workload of the input, so they stay in Go.
+// storage/inline-nfs is single-object and written as a
+// ValidatingAdmissionPolicy in rules/policies (its fixtures stay here).
+// The others stay in Go: storage/rwx-unsupported and storage/rwx-no-class
+// need StorageClasses (from the input, a --storage-classes file, or the
+// table in provisioners.yaml; rwx-no-class names the default class it
+// finds), and storage/rwo-shared needs every workload of the input.
 package storage
 
 import (
@@ -22,7 +24,7 @@ import (
 const (
 	RWXUnsupported = "storage/rwx-unsupported"
 	RWOShared      = "storage/rwo-shared"
-	InlineNFS      = "storage/inline-nfs"
+	InlineNFS      = "storage/inline-nfs" // a policy in rules/policies
 	RWXNoClass     = "storage/rwx-no-class"
 )
 
@@ -181,9 +183,6 @@ func run(p *rules.Pass) error {
 			checkRWXUnsupported(c, classes, def, rep(RWXUnsupported))
 			checkRWXNoClass(c, def, rep(RWXNoClass))
 		}
-		checkInlineNFS(o, content, func(field, msg string) {
-			p.Report(rules.Diagnostic{Rule: InlineNFS, Object: o, Field: field, Message: msg})
-		})
 	}
 	checkRWOShared(p, claims)
 	return nil

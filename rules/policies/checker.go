@@ -1,0 +1,117 @@
+package policies
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/cel"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+)
+
+// Checker runs every embedded policy: kiln's single-object rules.
+var Checker = NewChecker("policies", nil)
+
+func init() { rules.Register(Checker) }
+
+// NewChecker returns a checker named name that runs the embedded policies of
+// the rules keep accepts (all when keep is nil). Findings carry the policy's
+// rule ID and severity, the field of the message entry, and the entry's
+// message without the API server's "ValidatingAdmissionPolicy … denied
+// request: " prefix.
+func NewChecker(name string, keep func(ruleID string) bool) *rules.Checker {
+	byName := map[string]*Policy{}
+	for _, p := range all {
+		if keep == nil || keep(p.Rule) {
+			byName[p.Name] = p
+		}
+	}
+	var rs []*rules.Rule
+	for _, r := range Rules() {
+		if keep == nil || keep(r.ID) {
+			rs = append(rs, r)
+		}
+	}
+	return &rules.Checker{
+		Name:  name,
+		Rules: rs,
+		Run: func(pass *rules.Pass) error {
+			e, err := engineFor(pass.Options)
+			if err != nil {
+				return err
+			}
+			for _, d := range e.Evaluate(pass.Objects) {
+				p := byName[d.Rule]
+				if p == nil {
+					continue
+				}
+				d.Rule, d.Severity = p.Rule, p.Severity
+				d.Message = strings.TrimPrefix(d.Message, deniedPrefix(p.Name))
+				pass.Report(d)
+			}
+			return nil
+		},
+	}
+}
+
+// deniedPrefix is what the API server (and rules/cel) puts before a
+// denial's message, with the binding named after its policy.
+func deniedPrefix(policy string) string {
+	return fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' denied request: ", policy, policy)
+}
+
+// engines caches one compiled engine per target version and request user:
+// the engine only sees the policies, their Deny bindings and the params, so
+// it does not depend on the linted objects.
+var engines sync.Map // engineKey → *engineEntry
+
+type engineKey struct {
+	kube, user, groups, authorizer string
+}
+
+type engineEntry struct {
+	once sync.Once
+	e    *cel.Engine
+	err  error
+}
+
+func engineFor(opts *rules.Options) (*cel.Engine, error) {
+	key := engineKey{opts.KubeVersion.String(), opts.User, strings.Join(opts.Groups, "\x00"), opts.Authorizer}
+	v, _ := engines.LoadOrStore(key, &engineEntry{})
+	ent := v.(*engineEntry)
+	ent.once.Do(func() { ent.e, ent.err = newEngine(opts) })
+	return ent.e, ent.err
+}
+
+// newEngine compiles the policies with Deny bindings (rule IDs are policy
+// names) and the params for opts.KubeVersion.
+func newEngine(opts *rules.Options) (*cel.Engine, error) {
+	objs, err := Objects(ExportOptions{KubeVersion: opts.KubeVersion, Actions: []admissionv1.ValidationAction{admissionv1.Deny}})
+	if err != nil {
+		return nil, err
+	}
+	e := cel.New(objs, objs, cel.Options{
+		User: opts.User, Groups: opts.Groups, Authorizer: opts.Authorizer,
+		RuleID: func(name string) string { return name },
+	})
+	if setup := e.Setup(); len(setup) > 0 {
+		d := setup[0]
+		return nil, fmt.Errorf("built-in policy %s: %s: %s", d.Rule, d.Field, d.Message)
+	}
+	return e, nil
+}
+
+// Objects returns Export's stream as objects (file "kiln-built-in-policies.yaml").
+func Objects(opts ExportOptions) ([]*manifest.Object, error) {
+	data, err := Export(opts)
+	if err != nil {
+		return nil, err
+	}
+	objs, errs := manifest.Parse("kiln-built-in-policies.yaml", data)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return objs, nil
+}

@@ -1,0 +1,149 @@
+package policies
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules/sidecar"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Where the params live, in kiln lint and in a cluster.
+const (
+	ParamsName      = "kiln-rule-params"
+	ParamsNamespace = "kiln-system"
+)
+
+// ParamsData returns the data of the params ConfigMap for a target version:
+// kubeVersion ("1.31") and helperImages (one "<image name>=<what>" a line,
+// from the sidecar package's helper table, in its order).
+func ParamsData(kube manifest.KubeVersion) map[string]string {
+	var b strings.Builder
+	for _, h := range sidecar.Helpers() {
+		for _, img := range h.Images {
+			fmt.Fprintf(&b, "%s=%s\n", img, h.What)
+		}
+	}
+	return map[string]string{"kubeVersion": kube.String(), "helperImages": b.String()}
+}
+
+// ExportOptions say how to bind the policies.
+type ExportOptions struct {
+	// KubeVersion goes into the params (the version the rules judge against).
+	KubeVersion manifest.KubeVersion
+	// Actions are the validationActions of every binding (see ParseActions).
+	Actions []admissionv1.ValidationAction
+	// NamespaceSelector, when set, limits every binding to the namespaces it selects.
+	NamespaceSelector *metav1.LabelSelector
+	// Keep, when set, keeps only the policies of the rules it accepts.
+	Keep func(ruleID string) bool
+}
+
+// Export writes the policies as a YAML stream for a cluster: the params
+// Namespace and ConfigMap (when a policy uses params), then each policy as
+// embedded (comments kept) followed by its binding, by policy name. The
+// output depends only on opts.
+func Export(opts ExportOptions) ([]byte, error) {
+	if len(opts.Actions) == 0 {
+		return nil, fmt.Errorf("no validation action: use Deny, Warn and/or Audit")
+	}
+	var ps []*Policy
+	params := false
+	for _, p := range all {
+		if opts.Keep == nil || opts.Keep(p.Rule) {
+			ps = append(ps, p)
+			params = params || p.Params
+		}
+	}
+	var docs [][]byte
+	add := func(v any) error {
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, b)
+		return nil
+	}
+	if params {
+		ns := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ParamsNamespace}}
+		cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": ParamsName, "namespace": ParamsNamespace,
+				"labels": map[string]any{"app.kubernetes.io/managed-by": "kiln"}},
+			"data": ParamsData(opts.KubeVersion)}
+		if err := add(ns); err != nil {
+			return nil, err
+		}
+		if err := add(cm); err != nil {
+			return nil, err
+		}
+	}
+	actions := make([]any, len(opts.Actions))
+	for i, a := range opts.Actions {
+		actions[i] = string(a)
+	}
+	for _, p := range ps {
+		docs = append(docs, bytes.TrimPrefix(p.Source, []byte("---\n")))
+		spec := map[string]any{"policyName": p.Name, "validationActions": actions}
+		if p.Params {
+			spec["paramRef"] = map[string]any{"name": ParamsName, "namespace": ParamsNamespace, "parameterNotFoundAction": "Deny"}
+		}
+		if opts.NamespaceSelector != nil {
+			spec["matchResources"] = map[string]any{"namespaceSelector": opts.NamespaceSelector}
+		}
+		b := map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+			"metadata": map[string]any{"name": p.Name}, "spec": spec}
+		if err := add(b); err != nil {
+			return nil, err
+		}
+	}
+	return bytes.Join(docs, []byte("---\n")), nil
+}
+
+// ParseActions parses the validationActions of a binding: Deny, Warn and
+// Audit, comma-separated or given several times, case-insensitive. Like the
+// API server it rejects duplicates and Deny together with Warn.
+func ParseActions(values []string) ([]admissionv1.ValidationAction, error) {
+	var out []admissionv1.ValidationAction
+	for _, v := range values {
+		for _, s := range strings.Split(v, ",") {
+			var a admissionv1.ValidationAction
+			switch strings.ToLower(strings.TrimSpace(s)) {
+			case "deny":
+				a = admissionv1.Deny
+			case "warn":
+				a = admissionv1.Warn
+			case "audit":
+				a = admissionv1.Audit
+			default:
+				return nil, fmt.Errorf("unknown validation action %q: use Deny, Warn or Audit", strings.TrimSpace(s))
+			}
+			if slices.Contains(out, a) {
+				return nil, fmt.Errorf("validation action %s given twice", a)
+			}
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no validation action: use Deny, Warn and/or Audit")
+	}
+	if slices.Contains(out, admissionv1.Deny) && slices.Contains(out, admissionv1.Warn) {
+		return nil, fmt.Errorf("validation actions Deny and Warn together are redundant and the API server rejects them: Deny already returns the message to the client")
+	}
+	return out, nil
+}
+
+// ParseNamespaceSelector parses a label selector ("env=prod,team!=ml",
+// "tier in (a,b)", "!legacy") into a binding's namespaceSelector, with the
+// API machinery's own parser.
+func ParseNamespaceSelector(s string) (*metav1.LabelSelector, error) {
+	sel, err := metav1.ParseToLabelSelector(s)
+	if err != nil {
+		return nil, err
+	}
+	return sel, nil
+}

@@ -1,0 +1,138 @@
+// Package policies holds kiln's single-object rules written as
+// ValidatingAdmissionPolicies (*.yaml here, embedded) and the "policies"
+// checker that runs them through the CEL engine (rules/cel), so that the
+// same YAML guards Git (kiln lint) and a cluster (kiln policies export).
+//
+// Each policy carries its rule in annotations: kiln.dev/rule (the rule ID;
+// several policies may share one, e.g. for different severities),
+// kiln.dev/severity, kiln.dev/summary, kiln.dev/doc, kiln.dev/fail and
+// kiln.dev/pass. Messages follow the field-message convention of rules/cel
+// (kiln.dev/messages: field-path): "<field path>: <message>" entries joined
+// by " | ", one finding per entry at its field.
+//
+// Data a cluster does not have — the target Kubernetes version, the table of
+// helper images — comes from params: the ConfigMap kiln-rule-params in
+// namespace kiln-system (see Params), which kiln builds from rules.Options
+// for every run and `kiln policies export` ships with the policies.
+package policies
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/cel"
+)
+
+//go:embed *.yaml
+var files embed.FS
+
+// Annotations on a policy that describe its rule.
+const (
+	RuleAnnotation     = "kiln.dev/rule"
+	SeverityAnnotation = "kiln.dev/severity"
+	SummaryAnnotation  = "kiln.dev/summary"
+	DocAnnotation      = "kiln.dev/doc"
+	FailAnnotation     = "kiln.dev/fail"
+	PassAnnotation     = "kiln.dev/pass"
+)
+
+// Policy is one embedded ValidatingAdmissionPolicy and the rule it implements.
+type Policy struct {
+	// Name is metadata.name ("kiln-sidecar-classic-in-job").
+	Name string
+	// File is the embedded file name and Source its bytes (one YAML document).
+	File   string
+	Source []byte
+	// Rule is the rule ID and Severity its severity for this policy's findings.
+	Rule     string
+	Severity rules.Severity
+	// Params reports whether the policy declares paramKind (the params ConfigMap).
+	Params bool
+	Object *manifest.Object
+}
+
+var all = mustLoad()
+
+// All returns the embedded policies sorted by name.
+func All() []*Policy { return append([]*Policy(nil), all...) }
+
+// Rules returns the rules the policies implement, sorted by ID. When
+// several policies implement one rule, the first by name that carries a
+// kiln.dev/doc describes it.
+func Rules() []*rules.Rule {
+	byID := map[string]*rules.Rule{}
+	for _, p := range all {
+		if r := byID[p.Rule]; r != nil && r.Doc != "" {
+			continue
+		}
+		a := p.Object.Annotations
+		byID[p.Rule] = &rules.Rule{ID: p.Rule, Severity: p.Severity, Summary: a[SummaryAnnotation],
+			Doc: a[DocAnnotation], Fail: a[FailAnnotation], Pass: a[PassAnnotation]}
+	}
+	out := make([]*rules.Rule, 0, len(byID))
+	for _, r := range byID {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func mustLoad() []*Policy {
+	ps, err := load(files)
+	if err != nil {
+		panic("rules/policies: " + err.Error())
+	}
+	return ps
+}
+
+// load reads every *.yaml of fsys as one ValidatingAdmissionPolicy.
+func load(fsys fs.FS) ([]*Policy, error) {
+	names, err := fs.Glob(fsys, "*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	var out []*Policy
+	seen := map[string]string{}
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		objs, errs := manifest.Parse(name, data)
+		if len(errs) > 0 {
+			return nil, errs[0]
+		}
+		if len(objs) != 1 || !cel.IsPolicyObject(objs[0]) || objs[0].Kind != "ValidatingAdmissionPolicy" {
+			return nil, fmt.Errorf("%s: want exactly one ValidatingAdmissionPolicy", name)
+		}
+		o := objs[0]
+		p := &Policy{Name: o.Name, File: name, Source: data, Rule: o.Annotations[RuleAnnotation], Object: o}
+		if prev, dup := seen[o.Name]; dup {
+			return nil, fmt.Errorf("%s: policy %q is also defined in %s", name, o.Name, prev)
+		}
+		seen[o.Name] = name
+		if !strings.Contains(p.Rule, "/") {
+			return nil, fmt.Errorf("%s: annotation %s must name a rule ID (family/name)", name, RuleAnnotation)
+		}
+		if p.Severity, err = rules.ParseSeverity(o.Annotations[SeverityAnnotation]); err != nil {
+			return nil, fmt.Errorf("%s: annotation %s: %v", name, SeverityAnnotation, err)
+		}
+		if o.Annotations[cel.FieldMessagesAnnotation] != cel.FieldMessagesValue {
+			return nil, fmt.Errorf("%s: kiln's policies follow the field-message convention: set annotation %s: %s", name, cel.FieldMessagesAnnotation, cel.FieldMessagesValue)
+		}
+		content, err := o.Content()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		spec, _ := content["spec"].(map[string]any)
+		_, p.Params = spec["paramKind"]
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
