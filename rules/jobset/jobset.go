@@ -4,8 +4,12 @@
 // 63 characters, dependsOn and successPolicy references, and replicated jobs
 // that others reach by hostname without Indexed completion.
 //
-// Every rule is single-object (it reads one JobSet); each is one small
-// function over the parsed jobSet so that it can be ported to CEL.
+// Every rule is single-object (it reads one JobSet). All but
+// torchrun-nnodes are written as ValidatingAdmissionPolicies in
+// rules/policies; torchrun-nnodes stays in Go because it tokenises shell
+// command lines ("bash -c 'torchrun --nnodes=8 …'"), takes a flag's value
+// from the next element, and expands $(VAR) references from the
+// container's env, which CEL cannot do without weakening the rule.
 package jobset
 
 import (
@@ -16,7 +20,9 @@ import (
 	"github.com/kilnhq/kiln/rules/internal/podutil"
 )
 
-// Rule IDs.
+// Rule IDs. Only torchrun-nnodes is implemented here; the others are
+// ValidatingAdmissionPolicies in rules/policies (jobset-*.yaml), with their
+// fixtures here in testdata/<rule>/.
 const (
 	TorchrunNnodes = "jobset/torchrun-nnodes"
 	GPULimits      = "jobset/gpu-limits"
@@ -110,11 +116,6 @@ var checks = []struct {
 	fn   func(js *jobSet, r report)
 }{
 	{TorchrunNnodes, checkTorchrun},
-	{GPULimits, checkGPULimits},
-	{NameLength, checkNameLength},
-	{DependsOn, checkDependsOn},
-	{SuccessTargets, checkSuccessTargets},
-	{Indexed, checkIndexed},
 }
 
 func run(p *rules.Pass) error {

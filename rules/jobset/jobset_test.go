@@ -6,9 +6,31 @@ import (
 	"testing"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/internal/podutil"
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
+	"github.com/kilnhq/kiln/rules/policies"
 )
+
+// checker runs every jobset rule: torchrun-nnodes (Go, Checker) and the
+// others, policies in rules/policies.
+var checker = combine(Checker, policies.NewChecker("jobset-policies", func(id string) bool { return strings.HasPrefix(id, "jobset/") }))
+
+// combine makes one checker of several (fixtures span both).
+func combine(cs ...*rules.Checker) *rules.Checker {
+	var rs []*rules.Rule
+	for _, c := range cs {
+		rs = append(rs, c.Rules...)
+	}
+	return &rules.Checker{Name: "jobset", Rules: rs, Run: func(p *rules.Pass) error {
+		for _, c := range cs {
+			if err := c.Run(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
 
 func TestFixtures(t *testing.T) {
 	files, err := filepath.Glob("testdata/*/*.yaml")
@@ -16,7 +38,10 @@ func TestFixtures(t *testing.T) {
 		t.Fatalf("no fixtures: %v", err)
 	}
 	// Every rule has a failing, a passing and a nearest-false-positive fixture.
-	for _, r := range ruleList {
+	if len(checker.Rules) != 6 {
+		t.Errorf("%d jobset rules, want 6", len(checker.Rules))
+	}
+	for _, r := range checker.Rules {
 		dir := filepath.Join("testdata", r.ID[len("jobset/"):])
 		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
 			if m, _ := filepath.Glob(filepath.Join(dir, f)); len(m) == 0 {
@@ -28,11 +53,11 @@ func TestFixtures(t *testing.T) {
 		if filepath.Base(filepath.Dir(f)) == "seed" {
 			continue
 		}
-		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, Checker, f) })
+		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, checker, f) })
 	}
 }
 
-func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, Checker) }
+func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, checker) }
 
 func TestParseNodes(t *testing.T) {
 	for _, tc := range []struct {
