@@ -10,6 +10,8 @@ import (
 	"github.com/kilnhq/kiln/rules/sidecar"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/yaml"
 )
 
@@ -137,13 +139,44 @@ func ParseActions(values []string) ([]admissionv1.ValidationAction, error) {
 	return out, nil
 }
 
-// ParseNamespaceSelector parses a label selector ("env=prod,team!=ml",
-// "tier in (a,b)", "!legacy") into a binding's namespaceSelector, with the
-// API machinery's own parser.
+// ParseNamespaceSelector parses a label selector string ("env=prod,team!=ml",
+// "tier in (web,api)", "!legacy") with the API machinery's parser
+// (labels.Parse) and converts it into a binding's namespaceSelector:
+// equality into matchLabels, inequality and notin into NotIn, in into In,
+// existence into Exists and DoesNotExist. Gt and Lt have no LabelSelector
+// form and are rejected.
 func ParseNamespaceSelector(s string) (*metav1.LabelSelector, error) {
-	sel, err := metav1.ParseToLabelSelector(s)
+	sel, err := labels.Parse(s)
 	if err != nil {
 		return nil, err
 	}
-	return sel, nil
+	reqs, _ := sel.Requirements()
+	out := &metav1.LabelSelector{}
+	for _, r := range reqs {
+		vals := r.Values().List()
+		var op metav1.LabelSelectorOperator
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals:
+			if _, dup := out.MatchLabels[r.Key()]; !dup {
+				if out.MatchLabels == nil {
+					out.MatchLabels = map[string]string{}
+				}
+				out.MatchLabels[r.Key()] = vals[0]
+				continue
+			}
+			op = metav1.LabelSelectorOpIn
+		case selection.In:
+			op = metav1.LabelSelectorOpIn
+		case selection.NotEquals, selection.NotIn:
+			op = metav1.LabelSelectorOpNotIn
+		case selection.Exists:
+			op = metav1.LabelSelectorOpExists
+		case selection.DoesNotExist:
+			op = metav1.LabelSelectorOpDoesNotExist
+		default:
+			return nil, fmt.Errorf("operator %q of %q has no namespaceSelector form: use =, ==, !=, in, notin, KEY or !KEY", r.Operator(), r.String())
+		}
+		out.MatchExpressions = append(out.MatchExpressions, metav1.LabelSelectorRequirement{Key: r.Key(), Operator: op, Values: vals})
+	}
+	return out, nil
 }
