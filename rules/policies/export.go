@@ -21,17 +21,27 @@ const (
 	ParamsNamespace = "kiln-system"
 )
 
+// HelperKeyPrefix starts the params keys that name helper images.
+const HelperKeyPrefix = "helper."
+
 // ParamsData returns the data of the params ConfigMap for a target version:
-// kubeVersion ("1.31") and helperImages (one "<image name>=<what>" a line,
-// from the sidecar package's helper table, in its order).
+// kubeVersion ("1.31"), and for each image name of the sidecar package's
+// helper table a key "helper.<name>" (a "/" in the name written as ".",
+// since ConfigMap keys cannot hold one; names hold no ".") whose value says
+// what the helper is: "helper.envoy": "Envoy proxy", "helper.linkerd.proxy":
+// "Linkerd proxy". The policies look an image's last segment, and its last
+// two segments, up directly, so the table costs nothing per container.
 func ParamsData(kube manifest.KubeVersion) map[string]string {
-	var b strings.Builder
+	d := map[string]string{"kubeVersion": kube.String()}
 	for _, h := range sidecar.Helpers() {
 		for _, img := range h.Images {
-			fmt.Fprintf(&b, "%s=%s\n", img, h.What)
+			k := HelperKeyPrefix + strings.ReplaceAll(img, "/", ".")
+			if _, dup := d[k]; !dup { // the first in table order wins, as in KnownHelper
+				d[k] = h.What
+			}
 		}
 	}
-	return map[string]string{"kubeVersion": kube.String(), "helperImages": b.String()}
+	return d
 }
 
 // ExportOptions say how to bind the policies.

@@ -73,22 +73,59 @@ func TestParamsData(t *testing.T) {
 	if d["kubeVersion"] != "1.28" {
 		t.Errorf("kubeVersion = %q", d["kubeVersion"])
 	}
-	lines := strings.Split(strings.TrimSuffix(d["helperImages"], "\n"), "\n")
 	n := 0
+	bare, slashed := map[string]bool{}, map[string]bool{}
 	for _, h := range sidecar.Helpers() {
 		for _, img := range h.Images {
-			if lines[n] != img+"="+h.What {
-				t.Errorf("line %d = %q, want %q", n, lines[n], img+"="+h.What)
-			}
 			n++
+			if got := d["helper."+strings.ReplaceAll(img, "/", ".")]; got != h.What {
+				t.Errorf("helper %s = %q, want %q", img, got, h.What)
+			}
+			// The lookup in the policies is exact only if names hold no "."
+			// (the encoding of "/"), at most one "/", and no bare name is the
+			// last segment of a slashed one (then table order cannot matter).
+			if strings.Contains(img, ".") || strings.Count(img, "/") > 1 {
+				t.Errorf("helper image name %q: the policies cannot look it up", img)
+			}
+			if i := strings.IndexByte(img, '/'); i >= 0 {
+				slashed[img[i+1:]] = true
+			} else {
+				bare[img] = true
+			}
 		}
 	}
-	if n != len(lines) || n < 30 {
-		t.Errorf("%d lines for %d images", len(lines), n)
+	for b := range bare {
+		if slashed[b] {
+			t.Errorf("helper name %q is both a bare name and the last segment of a slashed one", b)
+		}
 	}
-	if len(d) != 2 {
-		t.Errorf("params data has keys %v", d)
+	if len(d) != n+1 || n < 30 {
+		t.Errorf("params data has %d keys for %d images", len(d), n)
 	}
+	for _, img := range []string{"docker.io/istio/proxyv2:1", "cr.l5d.io/linkerd/proxy:x", "ghcr.io/acme/proxy:1", "localhost:5000/envoy", "acme/envoy.v2", "x/hashicorp/vault:1", "vault:1"} {
+		want := sidecar.KnownHelper(img)
+		if got := lookupLikePolicy(d, sidecar.Repository(img)); got != want {
+			t.Errorf("%s: lookup %q, KnownHelper %q", img, got, want)
+		}
+	}
+}
+
+// lookupLikePolicy is the policies' lookup (variable "regular") in Go.
+func lookupLikePolicy(d map[string]string, repo string) string {
+	last := repo[strings.LastIndexByte(repo, '/')+1:]
+	two := ""
+	if i := strings.LastIndexByte(repo, '/'); i >= 0 {
+		two = repo[strings.LastIndexByte(repo[:i], '/')+1:]
+	}
+	if two != "" && !strings.Contains(two, ".") {
+		if w, ok := d["helper."+strings.ReplaceAll(two, "/", ".")]; ok {
+			return w
+		}
+	}
+	if last != "" && !strings.Contains(last, ".") {
+		return d["helper."+last]
+	}
+	return ""
 }
 
 // TestParamsReachPolicies: the rules read the target version and the
