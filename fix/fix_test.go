@@ -14,8 +14,8 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/apiversions"
+	_ "github.com/kilnhq/kiln/rules/policies" // the sidecar rules (policies)
 	_ "github.com/kilnhq/kiln/rules/psa"
-	_ "github.com/kilnhq/kiln/rules/sidecar"
 )
 
 // readDir reads every manifest file under dir, in lexical order.
