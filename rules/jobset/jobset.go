@@ -37,74 +37,40 @@ var Checker = &rules.Checker{Name: "jobset", Rules: ruleList, Run: run}
 
 func init() { rules.Register(Checker) }
 
-// jobSet is what the rules need from a JobSet, with field paths.
+// jobSet is what torchrun-nnodes needs from a JobSet, with field paths.
 type jobSet struct {
-	name        string
-	subdomain   string // spec.network.subdomain, else the JobSet name
-	rjobs       []*rjob
-	coordinator map[string]any
-	content     map[string]any
+	rjobs []*rjob
 }
 
 // rjob is one replicated job.
 type rjob struct {
-	index       int
 	path        string // spec.replicatedJobs[i]
 	name        string
 	replicas    int64
 	parallelism int64 // default 1
-	completions int64
-	hasCompl    bool
-	hasPar      bool
-	mode        string // template.spec.completionMode ("" = JobSet's default, Indexed)
-	spec        map[string]any
 	containers  []podutil.Container
 }
 
 // pods is how many pods the replicated job runs at once: replicas × parallelism.
 func (r *rjob) pods() int64 { return r.replicas * r.parallelism }
 
-// indexed reports whether the job's pods get stable indexes and hostnames.
-func (r *rjob) indexed() bool { return r.mode == "" || r.mode == "Indexed" }
-
 // field returns the path of a field below the replicated job.
 func (r *rjob) field(f string) string { return r.path + "." + f }
 
-func parse(o *manifest.Object, content map[string]any) *jobSet {
-	js := &jobSet{name: o.Name, content: content, subdomain: o.Name}
-	spec := podutil.Map(content, "spec")
-	if s := podutil.Str(podutil.Map(spec, "network"), "subdomain"); s != "" {
-		js.subdomain = s
-	}
-	js.coordinator = podutil.Map(spec, "coordinator")
-	for i, item := range podutil.List(spec, "replicatedJobs") {
+func parse(content map[string]any) *jobSet {
+	js := &jobSet{}
+	for i, item := range podutil.List(podutil.Map(content, "spec"), "replicatedJobs") {
 		m, _ := item.(map[string]any)
 		if m == nil {
 			continue
 		}
-		r := &rjob{index: i, path: "spec.replicatedJobs[" + strconv.Itoa(i) + "]", name: podutil.Str(m, "name"),
-			replicas: podutil.IntOr(m, "replicas", 1), spec: m}
-		jspec := podutil.Map(m, "template", "spec")
-		r.parallelism, r.hasPar = podutil.Int(jspec, "parallelism")
-		if !r.hasPar {
-			r.parallelism = 1
-		}
-		r.completions, r.hasCompl = podutil.Int(jspec, "completions")
-		r.mode = podutil.Str(jspec, "completionMode")
+		r := &rjob{path: "spec.replicatedJobs[" + strconv.Itoa(i) + "]", name: podutil.Str(m, "name"),
+			replicas:    podutil.IntOr(m, "replicas", 1),
+			parallelism: podutil.IntOr(podutil.Map(m, "template", "spec"), "parallelism", 1)}
 		r.containers = podutil.Containers(content, r.field("template.spec.template.spec"))
 		js.rjobs = append(js.rjobs, r)
 	}
 	return js
-}
-
-// byName returns the replicated job with the name, or nil.
-func (js *jobSet) byName(name string) *rjob {
-	for _, r := range js.rjobs {
-		if r.name == name {
-			return r
-		}
-	}
-	return nil
 }
 
 // report is how a check reports: an optional severity override (0: the
@@ -127,7 +93,7 @@ func run(p *rules.Pass) error {
 		if err != nil || content == nil {
 			continue
 		}
-		js := parse(o, content)
+		js := parse(content)
 		for _, c := range checks {
 			c.fn(js, func(sev rules.Severity, field, msg string) {
 				p.Report(rules.Diagnostic{Rule: c.rule, Severity: sev, Object: o, Field: field, Message: msg})
