@@ -85,10 +85,12 @@ func engineFor(opts *rules.Options) (*cel.Engine, error) {
 	return ent.e, ent.err
 }
 
-// newEngine compiles the policies with Deny bindings (rule IDs are policy
-// names) and the params for opts.KubeVersion.
+// newEngine compiles the policies that can report at opts.KubeVersion (see
+// Policy.AppliesTo) with Deny bindings (rule IDs are policy names) and the
+// params for that version.
 func newEngine(opts *rules.Options) (*cel.Engine, error) {
-	objs, err := Objects(ExportOptions{KubeVersion: opts.KubeVersion, Actions: []admissionv1.ValidationAction{admissionv1.Deny}})
+	objs, err := Objects(ExportOptions{KubeVersion: opts.KubeVersion, Actions: []admissionv1.ValidationAction{admissionv1.Deny},
+		Keep: func(p *Policy) bool { return p.AppliesTo(opts.KubeVersion) }})
 	if err != nil {
 		return nil, err
 	}

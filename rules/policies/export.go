@@ -52,8 +52,8 @@ type ExportOptions struct {
 	Actions []admissionv1.ValidationAction
 	// NamespaceSelector, when set, limits every binding to the namespaces it selects.
 	NamespaceSelector *metav1.LabelSelector
-	// Keep, when set, keeps only the policies of the rules it accepts.
-	Keep func(ruleID string) bool
+	// Keep, when set, keeps only the policies it accepts.
+	Keep func(*Policy) bool
 }
 
 // Export writes the policies as a YAML stream for a cluster: the params
@@ -67,7 +67,7 @@ func Export(opts ExportOptions) ([]byte, error) {
 	var ps []*Policy
 	params := false
 	for _, p := range all {
-		if opts.Keep == nil || opts.Keep(p.Rule) {
+		if opts.Keep == nil || opts.Keep(p) {
 			ps = append(ps, p)
 			params = params || p.Params
 		}

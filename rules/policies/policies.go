@@ -39,6 +39,12 @@ const (
 	DocAnnotation      = "kiln.dev/doc"
 	FailAnnotation     = "kiln.dev/fail"
 	PassAnnotation     = "kiln.dev/pass"
+	// KubeBelowAnnotation and KubeAtLeastAnnotation say that a policy can
+	// only report below, or at and above, a Kubernetes version (its
+	// expressions check params.data.kubeVersion themselves); kiln lint
+	// leaves the policy out for other targets, to save its evaluation.
+	KubeBelowAnnotation   = "kiln.dev/kube-below"
+	KubeAtLeastAnnotation = "kiln.dev/kube-at-least"
 )
 
 // Policy is one embedded ValidatingAdmissionPolicy and the rule it implements.
@@ -54,6 +60,16 @@ type Policy struct {
 	// Params reports whether the policy declares paramKind (the params ConfigMap).
 	Params bool
 	Object *manifest.Object
+	// Below and AtLeast bound the targets the policy can report for (zero: none).
+	Below, AtLeast manifest.KubeVersion
+}
+
+// AppliesTo reports whether the policy can report anything for target v.
+func (p *Policy) AppliesTo(v manifest.KubeVersion) bool {
+	if p.Below != (manifest.KubeVersion{}) && !v.Less(p.Below) {
+		return false
+	}
+	return p.AtLeast == (manifest.KubeVersion{}) || !v.Less(p.AtLeast)
 }
 
 var all = mustLoad()
@@ -124,6 +140,13 @@ func load(fsys fs.FS) ([]*Policy, error) {
 		}
 		if o.Annotations[cel.FieldMessagesAnnotation] != cel.FieldMessagesValue {
 			return nil, fmt.Errorf("%s: kiln's policies follow the field-message convention: set annotation %s: %s", name, cel.FieldMessagesAnnotation, cel.FieldMessagesValue)
+		}
+		for a, dst := range map[string]*manifest.KubeVersion{KubeBelowAnnotation: &p.Below, KubeAtLeastAnnotation: &p.AtLeast} {
+			if v, ok := o.Annotations[a]; ok {
+				if *dst, err = manifest.ParseKubeVersion(v); err != nil {
+					return nil, fmt.Errorf("%s: annotation %s: %v", name, a, err)
+				}
+			}
 		}
 		content, err := o.Content()
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	_ "github.com/kilnhq/kiln/internal/golden"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/cel"
 	"github.com/kilnhq/kiln/rules/sidecar"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,19 +52,36 @@ func TestPoliciesAndRules(t *testing.T) {
 	}
 }
 
-// TestEngineSetup: the policies compile, with their bindings and params,
-// for every target version kiln knows, with no problem the API server would
-// report.
+// TestEngineSetup: every policy compiles, with its binding and the params,
+// with no problem the API server would report (the whole export, for each
+// target version kiln knows), and kiln lint evaluates exactly the policies
+// that can report at the target.
 func TestEngineSetup(t *testing.T) {
 	for v := manifest.OldestKube; !manifest.LatestKube.Less(v); v.Minor++ {
+		objs, err := Objects(ExportOptions{KubeVersion: v, Actions: []admissionv1.ValidationAction{admissionv1.Warn}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if setup := cel.New(objs, objs, cel.Options{}).Setup(); len(setup) > 0 {
+			t.Errorf("%s: %+v", v, setup)
+		}
 		opts := rules.DefaultOptions()
 		opts.KubeVersion = v
 		e, err := newEngine(opts)
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}
-		if n := e.Bindings(); n != len(All()) {
-			t.Errorf("%s: %d bindings for %d policies", v, n, len(All()))
+		want := 13
+		switch {
+		case v.Less(manifest.KubeVersion{Major: 1, Minor: 29}):
+			want = 12 // no classic-sidecar
+		case !v.Less(manifest.KubeVersion{Major: 1, Minor: 35}):
+			want = 11 // no needs-1.29, no restart-policy-on-container
+		default:
+			want = 12 // no needs-1.29
+		}
+		if n := e.Bindings(); n != want {
+			t.Errorf("%s: kiln lint evaluates %d policies, want %d", v, n, want)
 		}
 	}
 }
