@@ -276,6 +276,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a binding", map[string]string{"a.yaml": "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: a}\n"}, "exactly one"},
 		{"duplicate", map[string]string{"a.yaml": good("a", ok), "b.yaml": good("a", ok)}, "also defined in a.yaml"},
 		{"bad YAML", map[string]string{"a.yaml": "kind: [\n"}, "a.yaml"},
+		{"bad version hint", map[string]string{"a.yaml": good("a", ok+"    kiln.dev/kube-below: soon\n")}, "kiln.dev/kube-below"},
 	} {
 		fsys := fstest.MapFS{}
 		for n, c := range tc.files {
@@ -288,6 +289,19 @@ func TestLoadErrors(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+func TestAppliesTo(t *testing.T) {
+	v := func(minor int) manifest.KubeVersion { return manifest.KubeVersion{Major: 1, Minor: minor} }
+	p := &Policy{Below: v(35), AtLeast: v(29)}
+	for minor, want := range map[int]bool{28: false, 29: true, 34: true, 35: false} {
+		if got := p.AppliesTo(v(minor)); got != want {
+			t.Errorf("1.%d: %v, want %v", minor, got, want)
+		}
+	}
+	if !(&Policy{}).AppliesTo(v(20)) {
+		t.Error("a policy without hints applies to every target")
 	}
 }
 
