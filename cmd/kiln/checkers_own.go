@@ -1,9 +1,10 @@
 package main
 
-// kiln's own rules (sidecar/…, jobset/…, storage/…, api/…), linked in for their init().
+// kiln's own rules written in Go (jobset/torchrun-nnodes, storage/…, api/…),
+// linked in for their init(). The single-object rules are policies in
+// rules/policies (checkers_policies.go).
 import (
 	_ "github.com/kilnhq/kiln/rules/apiversions"
 	_ "github.com/kilnhq/kiln/rules/jobset"
-	_ "github.com/kilnhq/kiln/rules/sidecar"
 	_ "github.com/kilnhq/kiln/rules/storage"
 )
