@@ -63,14 +63,14 @@ func PodTemplatesOf(o *Object) []PodTemplate {
 		return nil
 	}
 	if o.Kind == "JobSet" && o.Group() == JobSetGroup {
-		rjobs, _ := valueAt(content, "spec.replicatedJobs").([]any)
+		rjobs, _ := ValueAt(content, "spec.replicatedJobs").([]any)
 		var out []PodTemplate
 		for i, rj := range rjobs {
 			p := "spec.replicatedJobs[" + strconv.Itoa(i) + "].template.spec.template"
-			if _, ok := valueAt(content, p).(map[string]any); !ok {
+			if _, ok := ValueAt(content, p).(map[string]any); !ok {
 				continue
 			}
-			name, _ := valueAt(rj, "name").(string)
+			name, _ := ValueAt(rj, "name").(string)
 			out = append(out, PodTemplate{Path: p, Name: name})
 		}
 		return out
@@ -80,15 +80,16 @@ func PodTemplatesOf(o *Object) []PodTemplate {
 		return nil
 	}
 	if p != "" {
-		if _, ok := valueAt(content, p).(map[string]any); !ok {
+		if _, ok := ValueAt(content, p).(map[string]any); !ok {
 			return nil
 		}
 	}
 	return []PodTemplate{{Path: p}}
 }
 
-// valueAt returns the value at a field path in decoded content, or nil.
-func valueAt(v any, path string) any {
+// ValueAt returns the value at a field path (see SplitPath) in decoded
+// content (Object.Content), or nil when the path does not exist.
+func ValueAt(v any, path string) any {
 	for _, seg := range SplitPath(path) {
 		switch x := v.(type) {
 		case map[string]any:

@@ -3,7 +3,6 @@ package psa
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -49,7 +48,7 @@ func (e *decodeError) Error() string { return e.Path + ": " + e.Msg }
 // verdict and its more precise error.
 func convert[T any](content map[string]any, path string) (*T, error) {
 	out := new(T)
-	v := valueAt(content, path)
+	v := manifest.ValueAt(content, path)
 	if v == nil {
 		return out, nil
 	}
@@ -109,23 +108,4 @@ func applyDefaults(spec *corev1.PodSpec, isPod bool) {
 			}
 		}
 	}
-}
-
-// valueAt returns the value at a field path in decoded content, or nil.
-func valueAt(v any, path string) any {
-	for _, seg := range manifest.SplitPath(path) {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[seg]
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
 }

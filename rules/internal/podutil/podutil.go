@@ -11,22 +11,7 @@ import (
 
 // At returns the value at a field path (see manifest.SplitPath) in content, or nil.
 func At(content map[string]any, path string) any {
-	var v any = content
-	for _, seg := range manifest.SplitPath(path) {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[seg]
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
+	return manifest.ValueAt(content, path)
 }
 
 // Map returns m[key] (or m[key1][key2]…) as a mapping, or nil.
