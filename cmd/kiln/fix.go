@@ -133,14 +133,7 @@ could not be parsed or written).`,
 			}); err != nil {
 				return err
 			}
-			if len(inputErrs) > 0 {
-				printInputErrors(e, inputErrs)
-				return &exitError{code: exitInput}
-			}
-			if failsAt(res, threshold) {
-				return &exitError{code: exitFindings}
-			}
-			return nil
+			return exitFor(e, res, inputErrs, threshold)
 		},
 	}
 	lf.register(cmd)

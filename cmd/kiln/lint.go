@@ -113,6 +113,30 @@ func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
 	return set
 }
 
+// loadObjects reads paths (default ".") and compiles the App specs among
+// them; inputErrs are every read and spec problem, for exitFor.
+func loadObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options) (set *manifest.Set, objs []*manifest.Object, inputErrs []error) {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	set = readInputs(e, paths, cfg)
+	objs, specErrs := compileSpecs(set.Objects(), opts)
+	return set, objs, append(set.Errors(), specErrs...)
+}
+
+// exitFor prints input problems and decides the exit code of a lint run:
+// 2 for input problems, 1 for findings at the --fail-on threshold, else 0.
+func exitFor(e *env, res *rules.Result, inputErrs []error, threshold rules.Severity) error {
+	if len(inputErrs) > 0 {
+		printInputErrors(e, inputErrs)
+		return &exitError{code: exitInput}
+	}
+	if failsAt(res, threshold) {
+		return &exitError{code: exitFindings}
+	}
+	return nil
+}
+
 // fileObjects lists each source file with its objects, for reports.
 func fileObjects(set *manifest.Set) []rules.FileObjects {
 	out := make([]rules.FileObjects, 0, len(set.Sources))
@@ -178,12 +202,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			if err != nil {
 				return err
 			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			set := readInputs(e, args, cfg)
-			objs, specErrs := compileSpecs(set.Objects(), opts)
-			inputErrs := append(set.Errors(), specErrs...)
+			set, objs, inputErrs := loadObjects(e, args, cfg, opts)
 			res, err := lintObjects(objs, fileObjects(set), cfg, opts)
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
@@ -193,14 +212,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			}); err != nil {
 				return err
 			}
-			if len(inputErrs) > 0 {
-				printInputErrors(e, inputErrs)
-				return &exitError{code: exitInput}
-			}
-			if failsAt(res, threshold) {
-				return &exitError{code: exitFindings}
-			}
-			return nil
+			return exitFor(e, res, inputErrs, threshold)
 		},
 	}
 	lf.register(cmd)

@@ -44,12 +44,7 @@ Exit codes: 0 plan printed, 2 usage or input error.`,
 			if err != nil {
 				return err
 			}
-			if len(args) == 0 {
-				args = []string{"."}
-			}
-			set := readInputs(e, args, cfg)
-			objs, specErrs := compileSpecs(set.Objects(), opts)
-			inputErrs := append(set.Errors(), specErrs...)
+			_, objs, inputErrs := loadObjects(e, args, cfg, opts)
 			plan, err := psa.NewPlan(objs, opts.KubeVersion)
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
