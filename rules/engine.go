@@ -53,7 +53,7 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 		for _, r := range c.Rules {
 			known[r.ID] = true
 		}
-		pass := &Pass{Objects: objs, Options: opts, checker: c, known: known}
+		pass := &Pass{Objects: objs, Options: opts, checker: c, known: known, enabled: cfg.Enabled}
 		var mu sync.Mutex
 		pass.report = func(d Diagnostic) {
 			mu.Lock()

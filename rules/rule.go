@@ -80,6 +80,14 @@ type Pass struct {
 	report   func(Diagnostic)
 	declared []*Rule
 	known    map[string]bool
+	enabled  func(id string) bool
+}
+
+// Enabled reports whether the run's configuration leaves a rule on, so that a
+// checker can skip the work of rules that are off (the engine drops their
+// findings either way).
+func (p *Pass) Enabled(id string) bool {
+	return p.enabled == nil || p.enabled(id)
 }
 
 // Declare adds a rule found during the run (e.g. a policy in the input) so

@@ -38,7 +38,7 @@ func NewChecker(name string, keep func(ruleID string) bool) *rules.Checker {
 		Name:  name,
 		Rules: rs,
 		Run: func(pass *rules.Pass) error {
-			e, err := engineFor(pass.Options)
+			e, err := engineFor(pass.Options, func(p *Policy) bool { return byName[p.Name] != nil && pass.Enabled(p.Rule) })
 			if err != nil {
 				return err
 			}
@@ -69,6 +69,8 @@ var engines sync.Map // engineKey → *engineEntry
 
 type engineKey struct {
 	kube, user, groups, authorizer string
+	// policies are the names of the policies compiled in.
+	policies string
 }
 
 type engineEntry struct {
@@ -77,20 +79,28 @@ type engineEntry struct {
 	err  error
 }
 
-func engineFor(opts *rules.Options) (*cel.Engine, error) {
-	key := engineKey{opts.KubeVersion.String(), opts.User, strings.Join(opts.Groups, "\x00"), opts.Authorizer}
+// engineFor returns the engine for the policies want accepts (those of
+// enabled rules), compiled once per set.
+func engineFor(opts *rules.Options, want func(*Policy) bool) (*cel.Engine, error) {
+	var names []string
+	for _, p := range all {
+		if want(p) && p.AppliesTo(opts.KubeVersion) {
+			names = append(names, p.Name)
+		}
+	}
+	key := engineKey{opts.KubeVersion.String(), opts.User, strings.Join(opts.Groups, "\x00"), opts.Authorizer, strings.Join(names, ",")}
 	v, _ := engines.LoadOrStore(key, &engineEntry{})
 	ent := v.(*engineEntry)
-	ent.once.Do(func() { ent.e, ent.err = newEngine(opts) })
+	ent.once.Do(func() { ent.e, ent.err = newEngine(opts, want) })
 	return ent.e, ent.err
 }
 
-// newEngine compiles the policies that can report at opts.KubeVersion (see
-// Policy.AppliesTo) with Deny bindings (rule IDs are policy names) and the
+// newEngine compiles the policies want accepts that can report at
+// opts.KubeVersion (see Policy.AppliesTo) with Deny bindings (rule IDs are policy names) and the
 // params for that version.
-func newEngine(opts *rules.Options) (*cel.Engine, error) {
+func newEngine(opts *rules.Options, want func(*Policy) bool) (*cel.Engine, error) {
 	objs, err := Objects(ExportOptions{KubeVersion: opts.KubeVersion, Actions: []admissionv1.ValidationAction{admissionv1.Deny},
-		Keep: func(p *Policy) bool { return p.AppliesTo(opts.KubeVersion) }})
+		Keep: func(p *Policy) bool { return want(p) && p.AppliesTo(opts.KubeVersion) }})
 	if err != nil {
 		return nil, err
 	}

@@ -67,7 +67,7 @@ func TestEngineSetup(t *testing.T) {
 		}
 		opts := rules.DefaultOptions()
 		opts.KubeVersion = v
-		e, err := newEngine(opts)
+		e, err := newEngine(opts, func(*Policy) bool { return true })
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)
 		}
