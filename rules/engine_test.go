@@ -244,3 +244,23 @@ func TestParseSeverity(t *testing.T) {
 		t.Error("ParseSeverity(fatal) succeeded")
 	}
 }
+
+func TestPassEnabled(t *testing.T) {
+	cfg, err := ParseConfig(".kiln.yaml", []byte("rules: {test/b-rule: off, \"other/*\": off}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	c := &Checker{Name: "probe", Rules: testChecker().Rules, Run: func(p *Pass) error {
+		for _, id := range []string{"test/a-rule", "test/b-rule", "other/x"} {
+			got[id] = p.Enabled(id)
+		}
+		return nil
+	}}
+	if _, err := (&Engine{Checkers: []*Checker{c}, Config: cfg}).Run(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !got["test/a-rule"] || got["test/b-rule"] || got["other/x"] {
+		t.Errorf("Enabled = %v, want a-rule on, b-rule and other/x off", got)
+	}
+}
