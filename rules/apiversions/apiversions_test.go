@@ -1,7 +1,6 @@
 package apiversions
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,22 +9,7 @@ import (
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
 )
 
-func TestFixtures(t *testing.T) {
-	for _, r := range ruleList {
-		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
-			if m, _ := filepath.Glob(filepath.Join("testdata", r.ID[len("api/"):], f)); len(m) == 0 {
-				t.Errorf("%s: missing fixture %s", r.ID, f)
-			}
-		}
-	}
-	files, _ := filepath.Glob("testdata/*/*.yaml")
-	for _, f := range files {
-		if filepath.Base(filepath.Dir(f)) == "seed" {
-			continue
-		}
-		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, Checker, f) })
-	}
-}
+func TestFixtures(t *testing.T) { ruletest.CheckFixtures(t, Checker) }
 
 func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, Checker) }
 

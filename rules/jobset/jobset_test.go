@@ -1,7 +1,6 @@
 package jobset
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,28 +32,10 @@ func combine(cs ...*rules.Checker) *rules.Checker {
 }
 
 func TestFixtures(t *testing.T) {
-	files, err := filepath.Glob("testdata/*/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	// Every rule has a failing, a passing and a nearest-false-positive fixture.
 	if len(checker.Rules) != 6 {
 		t.Errorf("%d jobset rules, want 6", len(checker.Rules))
 	}
-	for _, r := range checker.Rules {
-		dir := filepath.Join("testdata", r.ID[len("jobset/"):])
-		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
-			if m, _ := filepath.Glob(filepath.Join(dir, f)); len(m) == 0 {
-				t.Errorf("%s: missing fixture %s", r.ID, filepath.Join(dir, f))
-			}
-		}
-	}
-	for _, f := range files {
-		if filepath.Base(filepath.Dir(f)) == "seed" {
-			continue
-		}
-		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, checker, f) })
-	}
+	ruletest.CheckFixtures(t, checker)
 }
 
 func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, checker) }

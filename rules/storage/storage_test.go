@@ -35,23 +35,7 @@ func combine(cs ...*rules.Checker) *rules.Checker {
 	}}
 }
 
-func TestFixtures(t *testing.T) {
-	for _, r := range checker.Rules {
-		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
-			if m, _ := filepath.Glob(filepath.Join("testdata", r.ID[len("storage/"):], f)); len(m) == 0 {
-				t.Errorf("%s: missing fixture %s", r.ID, f)
-			}
-		}
-	}
-	files, _ := filepath.Glob("testdata/*/*.yaml")
-	for _, f := range files {
-		switch filepath.Base(filepath.Dir(f)) {
-		case "seed", "classes":
-			continue
-		}
-		t.Run(f, func(t *testing.T) { ruletest.CheckFixture(t, checker, f) })
-	}
-}
+func TestFixtures(t *testing.T) { ruletest.CheckFixtures(t, checker, "classes") }
 
 func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, checker) }
 

@@ -14,6 +14,7 @@ package ruletest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -129,5 +130,32 @@ func CheckRules(t *testing.T, c *rules.Checker) {
 				t.Errorf("%s: %s example: found=%v, want %v; findings: %+v", r.ID, ex.name, found, ex.want, res.Findings)
 			}
 		}
+	}
+}
+
+// CheckFixtures requires a failing, a passing and a nearest-false-positive
+// fixture (testdata/<rule name>/{fail,pass,near}.yaml) for every rule of c,
+// then checks every fixture under testdata/*/ with CheckFixture, except the
+// seed scenarios and the directories named in skip.
+func CheckFixtures(t *testing.T, c *rules.Checker, skip ...string) {
+	t.Helper()
+	for _, r := range c.Rules {
+		name := r.ID[strings.IndexByte(r.ID, '/')+1:]
+		for _, f := range []string{"fail.yaml", "pass.yaml", "near.yaml"} {
+			if m, _ := filepath.Glob(filepath.Join("testdata", name, f)); len(m) == 0 {
+				t.Errorf("%s: missing fixture %s", r.ID, filepath.Join("testdata", name, f))
+			}
+		}
+	}
+	files, err := filepath.Glob("testdata/*/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, f := range files {
+		dir := filepath.Base(filepath.Dir(f))
+		if dir == "seed" || slices.Contains(skip, dir) {
+			continue
+		}
+		t.Run(f, func(t *testing.T) { CheckFixture(t, c, f) })
 	}
 }
