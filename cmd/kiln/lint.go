@@ -108,6 +108,7 @@ func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
 			kept = append(kept, f)
 		}
 	}
+	tuneMemory(kept)
 	set := manifest.ReadFiles(kept, e.stdin)
 	set.Errs = append(errs, set.Errs...)
 	return set
