@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/xml"
+	"github.com/kilnhq/kiln/internal/sarifschema"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -165,23 +166,7 @@ func runActionLint(t *testing.T, dir string, inputs map[string]string) (result, 
 
 func compileSARIFSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	path := filepath.Join(repoRoot, "report/testdata/sarif-schema-2.1.0.json")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("the SARIF schema (report/testdata/sarif-schema-2.1.0.json): %v", err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
+	sch, err := sarifschema.Compile()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"os"
+	"github.com/kilnhq/kiln/internal/sarifschema"
 	"reflect"
 	"slices"
 	"strings"
@@ -100,22 +100,7 @@ func TestJSONContract(t *testing.T) {
 
 func compileSARIFSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	const url = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
+	sch, err := sarifschema.Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
