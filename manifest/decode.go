@@ -28,7 +28,8 @@ func Decode(file string, n *yaml.Node) (any, error) {
 }
 
 type decoder struct {
-	file string
+	file   string
+	intern interner
 	// budget counts down the nodes visited inside alias expansions.
 	budget  int
 	inAlias int
@@ -100,7 +101,7 @@ func (d *decoder) mapping(n *yaml.Node, depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[k.Value] = val
+		out[d.intern.key(k.Value)] = val
 	}
 	return out, nil
 }
@@ -167,7 +168,35 @@ func (d *decoder) scalar(n *yaml.Node) (any, error) {
 			return f, nil
 		}
 	}
-	return n.Value, nil
+	return d.intern.value(n.Value), nil
+}
+
+// interner shares equal short strings among the objects of one file: the
+// keys and many values of Kubernetes objects repeat ("name", "image",
+// "IfNotPresent"), and each shared value also saves its interface box.
+// A nil interner shares nothing.
+type interner map[string]any
+
+// maxInterned is the longest string shared; longer ones rarely repeat.
+const maxInterned = 64
+
+func (in interner) value(s string) any {
+	if in == nil || len(s) > maxInterned {
+		return s
+	}
+	if v, ok := in[s]; ok {
+		return v
+	}
+	v := any(s)
+	in[s] = v
+	return v
+}
+
+func (in interner) key(s string) string {
+	if in == nil || len(s) > maxInterned {
+		return s
+	}
+	return in.value(s).(string)
 }
 
 func kindName(n *yaml.Node) string {

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// FuzzParse checks that no input makes the reader panic, and that every
-// object it returns can be decoded and located.
+// FuzzParse checks that no input makes the reader panic, that every object
+// it returns can be decoded and located, and that the position index locates
+// like the tree.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(pod))
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: X}\n"))
@@ -27,6 +28,13 @@ func FuzzParse(f *testing.F) {
 			_, _ = o.Content()
 			_ = o.Locate("spec.template.spec.containers[0].securityContext")
 			_ = PodTemplatesOf(o)
+			if ix := newPosIndex(o.Node()); ix != nil && len(ix) < 2000 {
+				for _, p := range allPaths(o.Node(), "") {
+					if got, want := ix.locate(o.File, o.Pos(), SplitPath(p)), o.Locate(p); got != want {
+						t.Fatalf("Locate(%q) = %v from the index, %v from the tree", p, got, want)
+					}
+				}
+			}
 		}
 	})
 }

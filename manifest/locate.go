@@ -12,6 +12,9 @@ import (
 // Paths look like `spec.template.spec.containers[0].securityContext` and
 // `metadata.labels["app.kubernetes.io/name"]`.
 func (o *Object) Locate(field string) Position {
+	if o.index != nil && o.node.Load() == nil {
+		return o.index.locate(o.File, o.Pos(), SplitPath(field))
+	}
 	n := o.view()
 	best := o.Pos()
 	for _, seg := range SplitPath(field) {

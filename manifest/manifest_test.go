@@ -4,9 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
 )
@@ -359,5 +361,42 @@ func TestWriteIsDeterministic(t *testing.T) {
 	back, errs := Parse("again.yaml", []byte(a.String()))
 	if len(errs) > 0 || len(back) != 2 {
 		t.Errorf("written stream does not parse back: %v", errs)
+	}
+}
+
+// TestInterningKeepsContent checks that the content Parse decodes with
+// shared strings equals a plain Decode of the same tree, and that equal
+// short strings are shared across the objects of a file.
+func TestInterningKeepsContent(t *testing.T) {
+	files, _ := filepath.Glob("../examples/*/out/*/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no example output found")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, errs := Parse(f, data)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		for _, o := range objs {
+			got, _ := o.Content()
+			want, err := Decode(f, o.Node())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %s: interned content differs from Decode", f, o.Name)
+			}
+		}
+	}
+	objs, _ := Parse("a.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: shared}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {k: shared}\n"))
+	a, _ := objs[0].Content()
+	b, _ := objs[1].Content()
+	va, vb := a["data"].(map[string]any)["k"], b["data"].(map[string]any)["k"]
+	if unsafe.StringData(va.(string)) != unsafe.StringData(vb.(string)) {
+		t.Error("equal values of one file are not shared")
 	}
 }

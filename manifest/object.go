@@ -64,7 +64,9 @@ type Object struct {
 
 	node atomic.Pointer[yaml.Node]
 	// src is the stream the object was read from (nil for objects built in memory).
-	src       *stream
+	src *stream
+	// index answers Locate once the node is released (nil: parse again).
+	index     posIndex
 	line, col int
 	// docLines are the lines [first, end) of the object's document in src (end 0: to the end).
 	docLines [2]int
@@ -132,7 +134,8 @@ func (o *Object) Pos() Position {
 }
 
 // Node returns the object's YAML node, parsing its file again if the node
-// was released. Changes to the node are kept until ReleaseNode.
+// was released (nil once Set.DropSources dropped the file's bytes). Changes
+// to the node are kept until ReleaseNode.
 func (o *Object) Node() *yaml.Node {
 	if n := o.node.Load(); n != nil {
 		return n
@@ -168,9 +171,18 @@ func (o *Object) view() *yaml.Node {
 // Content returns the object as JSON-compatible Go values (map[string]any,
 // []any, string, int64, float64, bool, nil). It is decoded once and shared by
 // every rule; callers must not modify it.
-func (o *Object) Content() (map[string]any, error) {
+func (o *Object) Content() (map[string]any, error) { return o.decode(nil) }
+
+// decode is Content with the strings of the content shared through in.
+func (o *Object) decode(in interner) (map[string]any, error) {
 	o.once.Do(func() {
-		v, err := Decode(o.File, o.Node())
+		n := o.Node()
+		if n == nil {
+			o.err = &Error{Pos: o.Pos(), Msg: "object's source was dropped before it was decoded"}
+			return
+		}
+		d := decoder{file: o.File, budget: maxAliasNodes, intern: in}
+		v, err := d.node(n, 0)
 		if err != nil {
 			o.err = err
 			return

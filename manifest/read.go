@@ -44,6 +44,22 @@ type Set struct {
 	Errs []error
 }
 
+// DropSources frees the file contents kept to parse objects' YAML trees
+// again. Objects read from files still answer Content and Locate (from
+// their position index), but Node and Lookup return nil for them
+// afterwards. kiln lint calls it once its input is read: rules need
+// positions, not trees, and a large repository's bytes are then not held
+// for the whole run.
+func (s *Set) DropSources() {
+	for _, src := range s.Sources {
+		for _, o := range src.Objects {
+			if o.src != nil {
+				o.src.forget()
+			}
+		}
+	}
+}
+
 // Objects returns all objects in input order.
 func (s *Set) Objects() []*Object {
 	var out []*Object
@@ -228,6 +244,7 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	in := interner{}
 	docStart := 0 // objects of the previous document, whose end line is the next document's start
 	var lines []int
 	for doc := 0; ; doc++ {
@@ -267,19 +284,19 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 			items, ierrs := expandList(o)
 			errs = append(errs, ierrs...)
 			for _, it := range items {
-				objs, errs = appendDecoded(objs, errs, it, start)
+				objs, errs = appendDecoded(objs, errs, it, start, in)
 			}
 			continue
 		}
-		objs, errs = appendDecoded(objs, errs, o, start)
+		objs, errs = appendDecoded(objs, errs, o, start, in)
 	}
 	return objs, errs
 }
 
 // appendDecoded decodes the object now (every rule needs its content, and
 // duplicate keys or alias bombs are input errors) and keeps it if that works.
-func appendDecoded(objs []*Object, errs []error, o *Object, docLine int) ([]*Object, []error) {
-	if _, err := o.Content(); err != nil {
+func appendDecoded(objs []*Object, errs []error, o *Object, docLine int, in interner) ([]*Object, []error) {
+	if _, err := o.decode(in); err != nil {
 		return objs, append(errs, err)
 	}
 	o.docLines[0] = docLine

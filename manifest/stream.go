@@ -20,12 +20,18 @@ type stream struct {
 	roots map[int]*yaml.Node // parsed document roots by document index; nil when not cached
 }
 
-// retainStream makes objs (all read from data) release their YAML trees and
-// parse them again from data on demand.
+// retainStream makes objs (all read from data) release their YAML trees,
+// keeping a position index for Locate, and parse them again from data when a
+// caller needs a node.
 func retainStream(data []byte, objs []*Object) {
 	s := &stream{data: data}
 	for _, o := range objs {
 		o.src = s
+		if n := o.node.Load(); n != nil {
+			if o.index = newPosIndex(n); o.index == nil {
+				continue // too large to index: the object keeps its tree
+			}
+		}
 		o.ReleaseNode()
 	}
 }
@@ -83,6 +89,9 @@ func itemOf(root *yaml.Node, item int) *yaml.Node {
 // YAML documents are independent (no anchors across them), so a document
 // parses the same on its own.
 func (s *stream) parseDoc(lines [2]int) *yaml.Node {
+	if s.data == nil {
+		return nil // dropped (Set.DropSources)
+	}
 	if s.lineStarts == nil {
 		s.lineStarts = lineStarts(s.data)
 	}
@@ -140,6 +149,13 @@ func shiftLines(n *yaml.Node, delta int, seen map[*yaml.Node]bool) {
 func (s *stream) drop() {
 	s.mu.Lock()
 	s.roots = nil
+	s.mu.Unlock()
+}
+
+// forget drops the stream's bytes for good.
+func (s *stream) forget() {
+	s.mu.Lock()
+	s.roots, s.data, s.lineStarts = nil, nil, nil
 	s.mu.Unlock()
 }
 

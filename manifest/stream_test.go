@@ -83,6 +83,22 @@ spec:
 			t.Errorf("%s: re-parsed node differs:\n%s\nwant:\n%s", o.Name, got, want)
 		}
 	}
+	// Without the file's bytes, positions and content stay; trees are gone.
+	dropped := &Set{Sources: []*Source{ReadFile(p, nil)}}
+	dropped.DropSources()
+	for i, o := range dropped.Objects() {
+		for _, f := range paths {
+			if got, want := o.Locate(f), kept[i].Locate(f); got != want {
+				t.Errorf("after DropSources: %s: Locate(%q) = %v, want %v", o.Name, f, got, want)
+			}
+		}
+		if c, err := o.Content(); err != nil || c["kind"] != kept[i].Kind {
+			t.Errorf("after DropSources: %s: Content() = kind %v, %v", o.Name, c["kind"], err)
+		}
+		if o.Node() != nil || o.Lookup("metadata") != nil {
+			t.Errorf("after DropSources: %s: tree still parsed", o.Name)
+		}
+	}
 	// Changes to a loaded node stay until it is released.
 	o := src.Objects[0]
 	o.Node().Content[1].Value = "v2"

@@ -121,6 +121,7 @@ func loadObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options)
 		paths = []string{"."}
 	}
 	set = readInputs(e, paths, cfg)
+	set.DropSources() // lint needs positions and content, not YAML trees
 	objs, specErrs := compileSpecs(set.Objects(), opts)
 	return set, objs, append(set.Errors(), specErrs...)
 }

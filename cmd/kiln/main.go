@@ -12,7 +12,26 @@ func main() {
 	stop := startProfile(os.Getenv("KILN_CPUPROFILE"))
 	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	writeHeapProfile(os.Getenv("KILN_MEMPROFILE"))
 	os.Exit(code)
+}
+
+// writeHeapProfile writes the allocation profile of the run to path (see
+// bench/README.md); an empty path writes nothing.
+func writeHeapProfile(path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kiln: KILN_MEMPROFILE:", err)
+	}
 }
 
 // startProfile writes a CPU profile to path (for `make bench`, see

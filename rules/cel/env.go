@@ -230,7 +230,7 @@ func (syncedInformer) HasSynced() bool { return true }
 func newParamInformer(gr schema.GroupResource, objs []*unstructured.Unstructured) *paramInformer {
 	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, o := range objs {
-		_ = idx.Add(o)
+		_ = idx.Add(newParamObject(o))
 	}
 	return &paramInformer{lister: cache.NewGenericLister(idx, gr)}
 }
