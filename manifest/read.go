@@ -246,7 +246,7 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	in := interner{}
 	docStart := 0 // objects of the previous document, whose end line is the next document's start
-	var lines []int
+	markers := markerScan{data: data}
 	for doc := 0; ; doc++ {
 		var n yaml.Node
 		err := dec.Decode(&n)
@@ -264,12 +264,9 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 		if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 			continue // an empty document, e.g. "---" followed by a comment
 		}
-		start := 1
-		if doc > 0 {
-			if lines == nil {
-				lines = lineStarts(data)
-			}
-			start = docMarkerLine(data, lines, root.Line)
+		start := markers.startOf(root.Line)
+		if doc == 0 {
+			start = 1 // the first document starts with the file, comments and all
 		}
 		for _, o := range objs[docStart:] {
 			o.docLines[1] = start

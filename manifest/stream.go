@@ -122,16 +122,38 @@ func lineStarts(data []byte) []int {
 	return starts
 }
 
-// docMarkerLine returns the line of the "---" that starts the document whose
-// root is at rootLine: the root's own line or the nearest one above it.
-func docMarkerLine(data []byte, lines []int, rootLine int) int {
-	for l := rootLine; l >= 1 && l <= len(lines); l-- {
-		line := data[lines[l-1]:]
-		if bytes.HasPrefix(line, []byte("---")) && (len(line) == 3 || line[3] == ' ' || line[3] == '\n' || line[3] == '\r' || line[3] == '\t') {
-			return l
-		}
+// markerScan finds the "---" that starts each document of a stream in one
+// pass: documents come in order, so it reads each line once.
+type markerScan struct {
+	data      []byte
+	off, line int // the next line to read, and where it starts
+}
+
+// startOf returns the line of the last "---" after the previous call's
+// rootLine and at or before rootLine: the marker that starts the document
+// whose root is there (rootLine itself when there is none, as after "...").
+func (m *markerScan) startOf(rootLine int) int {
+	if m.line == 0 {
+		m.line = 1
 	}
-	return rootLine
+	marker := 0
+	for m.line <= rootLine && m.off <= len(m.data) {
+		rest := m.data[m.off:]
+		if bytes.HasPrefix(rest, []byte("---")) && (len(rest) == 3 || rest[3] == ' ' || rest[3] == '\n' || rest[3] == '\r' || rest[3] == '\t') {
+			marker = m.line
+		}
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			m.off = len(m.data) + 1
+		} else {
+			m.off += nl + 1
+		}
+		m.line++
+	}
+	if marker == 0 {
+		return rootLine
+	}
+	return marker
 }
 
 // shiftLines adds delta to the line of every node in a tree.
