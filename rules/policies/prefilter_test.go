@@ -201,4 +201,3 @@ func FuzzPrefilters(f *testing.F) {
 		}
 	})
 }
-
