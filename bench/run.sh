@@ -2,7 +2,8 @@
 # make bench: kiln lint over generated corpora of 1,000 and 10,000 objects.
 # Prints objects/s, wall and CPU seconds and peak RSS for (a) a bare YAML
 # parse + decode of the same files, (b) Pod Security Admission only, and
-# (c) everything kiln runs by default, then Go micro-benchmarks.
+# (c) everything: PSA, ten users' ValidatingAdmissionPolicies
+# (bench/policies) and kiln's own rules, then Go micro-benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GEN=${GEN:-../shared/bench/gen-corpus}
@@ -23,7 +24,7 @@ for n in ${SIZES:-1000 10000}; do
   [ -d "$dir" ] || python3 "$GEN" "$n" "$dir" >/dev/null 2>&1
   "$OUT/measure" "(a) parse only, $n" "$n" -- "$OUT/parseonly" "$dir"
   "$OUT/measure" "(b) PSA only, $n" "$n" -- "$KILN" lint --config "$OUT/psa-only.yaml" -f json "$dir"
-  "$OUT/measure" "(c) everything, $n" "$n" -- "$KILN" lint --config "$OUT/all.yaml" -f json "$dir"
+  "$OUT/measure" "(c) everything, $n" "$n" -- "$KILN" lint --config "$OUT/all.yaml" --policy bench/policies -f json "$dir"
 done
 if [ -z "${NO_GOBENCH:-}" ]; then
   go test -run '^$' -bench . -benchtime 3x ./manifest/... ./rules/... ./compiler/... 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true

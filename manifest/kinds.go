@@ -43,7 +43,8 @@ var (
 )
 
 // BuiltinKinds returns a fresh table holding every built-in kind and version
-// of Kubernetes 1.37 (k8s.io/api v0.37.2). Callers may add CRDs to it.
+// of Kubernetes 1.37 (k8s.io/api v0.37.2), and the custom kinds kiln itself
+// compiles (knownCRDs). Callers may add CRDs to it.
 func BuiltinKinds() *Kinds {
 	builtinOnce.Do(func() {
 		builtin = NewKinds()
@@ -54,6 +55,9 @@ func BuiltinKinds() *Kinds {
 				Namespaced:   b.namespaced,
 				Subresources: b.subresources,
 			})
+		}
+		for _, r := range knownCRDs {
+			builtin.Add(r)
 		}
 	})
 	k := NewKinds()
@@ -273,6 +277,18 @@ func subresourceNames(v any) []string {
 // Resource names are the lowercase plurals client-gen uses. The
 // apiextensions.k8s.io and apiregistration.k8s.io kinds (served by the
 // kube-apiserver but defined outside k8s.io/api) are added by hand.
+// knownCRDs are the custom resources kiln compiles to, as their
+// CustomResourceDefinitions serve them, so that policies match them by
+// their real resource without the CRD in the input: JobSet v1alpha2
+// (sigs.k8s.io/jobset, resource jobsets, namespaced, status subresource).
+var knownCRDs = []Resource{{
+	GVK:          schema.GroupVersionKind{Group: "jobset.x-k8s.io", Version: "v1alpha2", Kind: "JobSet"},
+	GVR:          schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"},
+	Namespaced:   true,
+	Subresources: []string{"status"},
+	CRD:          true,
+}}
+
 var builtinResources = []struct {
 	group, version, kind, resource string
 	namespaced                     bool

@@ -165,3 +165,33 @@ func chdir(t *testing.T, dir string) {
 	t.Helper()
 	t.Chdir(dir)
 }
+
+// TestBenchPolicies keeps the ten policies of `make bench` run (c) loading
+// cleanly (no finding on the policies or bindings themselves) and judging:
+// the examples break some of them.
+func TestBenchPolicies(t *testing.T) {
+	code, out, stderr := runKiln(t, "", "lint", "--policy", "../../bench/policies", "-f", "json", "../../examples/web/out", "../../examples/pytorch/out")
+	if code == 2 {
+		t.Fatalf("exit 2: %s", stderr)
+	}
+	var rep struct {
+		Findings []struct {
+			File, Rule, Message string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	policies := map[string]bool{}
+	for _, f := range rep.Findings {
+		if strings.Contains(f.File, "bench/policies") {
+			t.Errorf("finding on the bench policies: %s %s", f.Rule, f.Message)
+		}
+		if strings.HasPrefix(f.Rule, "policy/") {
+			policies[f.Rule] = true
+		}
+	}
+	if len(policies) == 0 {
+		t.Error("no bench policy judged the examples")
+	}
+}
