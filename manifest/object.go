@@ -173,6 +173,18 @@ func (o *Object) view() *yaml.Node {
 // every rule; callers must not modify it.
 func (o *Object) Content() (map[string]any, error) { return o.decode(nil) }
 
+// DropContent frees the object's decoded content; Content returns an error
+// afterwards. It must not run while something else reads the content (the
+// rules engine drops an object's content once every rule has judged it).
+func (o *Object) DropContent() {
+	o.once.Do(func() {})
+	if o.err == nil {
+		o.content, o.err = nil, errContentDropped
+	}
+}
+
+var errContentDropped = fmt.Errorf("object content was dropped after the rules judged it")
+
 // decode is Content with the strings of the content shared through in.
 func (o *Object) decode(in interner) (map[string]any, error) {
 	o.once.Do(func() {

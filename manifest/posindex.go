@@ -53,6 +53,9 @@ func keyHash(key string) uint64 {
 	return 1
 }
 
+// maxPooledEntries bounds the scratch space a pooled builder keeps.
+const maxPooledEntries = 1 << 16
+
 // builders are reused: an index is built in a builder's scratch space and
 // copied out at its exact size.
 var builders = sync.Pool{New: func() any { return &indexBuilder{} }}
@@ -63,7 +66,12 @@ var builders = sync.Pool{New: func() any { return &indexBuilder{} }}
 // refuses anyway), or 2^30 nodes.
 func newPosIndex(root *yaml.Node) posIndex {
 	b := builders.Get().(*indexBuilder)
-	defer builders.Put(b)
+	defer func() {
+		if cap(b.out) > maxPooledEntries {
+			b.out = nil // do not keep a huge document's scratch space
+		}
+		builders.Put(b)
+	}()
 	b.out, b.budget, b.inAlias = b.out[:0], maxAliasNodes, 0
 	if !b.add(root, 0, uint32(root.Line), uint32(root.Column), 0) {
 		return nil

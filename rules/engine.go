@@ -22,6 +22,11 @@ type Engine struct {
 	Checkers []*Checker
 	Options  *Options
 	Config   *Config
+	// DropContent makes the engine drop each object's decoded content as soon
+	// as every judge has seen it, so that the heap shrinks while the rules
+	// run. Set it only when nothing reads the objects' content after Run
+	// (kiln lint); Locate keeps working.
+	DropContent bool
 }
 
 // Run runs every checker (concurrently) over objs. files lists the input
@@ -43,6 +48,7 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 	diags := make([][]Diagnostic, len(e.Checkers))
 	errs := make([]error, len(e.Checkers))
 	passes := make([]*Pass, len(e.Checkers))
+	judges := make([]Judge, len(e.Checkers))
 	var wg sync.WaitGroup
 	for i, c := range e.Checkers {
 		res.Rules = append(res.Rules, c.Rules...)
@@ -67,7 +73,13 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = c.Run(pass)
+			if c.Prepare != nil {
+				judges[i], errs[i] = c.Prepare(pass)
+				return
+			}
+			if c.Run != nil {
+				errs[i] = c.Run(pass)
+			}
 		}()
 	}
 	wg.Wait()
@@ -75,8 +87,12 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Checkers[i].Name, err)
 		}
-		if passes[i] != nil {
-			res.Rules = append(res.Rules, passes[i].declared...)
+	}
+	// Every Run has returned: from here on only judges read objects.
+	e.judge(objs, judges)
+	for _, p := range passes {
+		if p != nil {
+			res.Rules = append(res.Rules, p.declared...)
 		}
 	}
 	sort.SliceStable(res.Rules, func(i, j int) bool { return res.Rules[i].ID < res.Rules[j].ID })
@@ -111,6 +127,45 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 		}
 	}
 	return res, nil
+}
+
+// judge runs the judges over the objects in one pass on every core, all
+// judges of an object together, then drops the object's content if the
+// engine is set to.
+func (e *Engine) judge(objs []*manifest.Object, judges []Judge) {
+	var active []Judge
+	for _, j := range judges {
+		if j != nil {
+			active = append(active, j)
+		}
+	}
+	if len(active) == 0 && !e.DropContent {
+		return
+	}
+	const chunk = 16
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= len(objs) {
+					return
+				}
+				for _, o := range objs[start:min(start+chunk, len(objs))] {
+					for _, j := range active {
+						j(o)
+					}
+					if e.DropContent {
+						o.DropContent()
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // place turns diagnostics (sorted by file) into findings, one file per task
@@ -222,6 +277,7 @@ func compareFindings(a, b Finding) int {
 		cmp.Compare(a.Rule, b.Rule),
 		cmp.Compare(a.Message, b.Message),
 		cmp.Compare(a.Object.String(), b.Object.String()),
+		cmp.Compare(a.Field, b.Field),
 		cmp.Compare(b.Severity, a.Severity), // higher severity first, so dedup keeps it
 	)
 }

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
@@ -262,5 +263,74 @@ func TestPassEnabled(t *testing.T) {
 	}
 	if !got["test/a-rule"] || got["test/b-rule"] || got["other/x"] {
 		t.Errorf("Enabled = %v, want a-rule on, b-rule and other/x off", got)
+	}
+}
+
+// TestJudgesAndDropContent: a Prepare checker's judge sees every object once,
+// after every Run checker has returned (a Run checker may read any object's
+// content); with DropContent the content is gone afterwards, and the
+// findings are those of a run that keeps it.
+func TestJudgesAndDropContent(t *testing.T) {
+	var stream strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&stream, "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d}\ndata: {k: v%d}\n", i, i)
+	}
+	run := func(drop bool) (*Result, []*manifest.Object, map[string]int) {
+		objs := parse(t, "cms.yaml", stream.String())
+		var mu sync.Mutex
+		seen := map[string]int{}
+		runDone := false
+		whole := &Checker{Name: "whole", Rules: []*Rule{{ID: "whole/last", Severity: Info, Summary: "w"}}, Run: func(p *Pass) error {
+			for _, o := range p.Objects {
+				if c, err := o.Content(); err != nil || c["data"] == nil {
+					t.Errorf("Run checker: %s has no content: %v", o.Name, err)
+				}
+			}
+			p.Reportf("whole/last", p.Objects[len(p.Objects)-1], "", "last of %d", len(p.Objects))
+			mu.Lock()
+			runDone = true
+			mu.Unlock()
+			return nil
+		}}
+		each := &Checker{Name: "each", Rules: []*Rule{{ID: "each/value", Severity: Warning, Summary: "e"}}, Prepare: func(p *Pass) (Judge, error) {
+			return func(o *manifest.Object) {
+				mu.Lock()
+				seen[o.Name]++
+				if !runDone {
+					t.Errorf("judge of %s ran before the Run checker returned", o.Name)
+				}
+				mu.Unlock()
+				c, err := o.Content()
+				if err != nil {
+					t.Errorf("judge: %s: %v", o.Name, err)
+					return
+				}
+				p.Reportf("each/value", o, "data.k", "value %v", c["data"].(map[string]any)["k"])
+			}, nil
+		}}
+		res, err := (&Engine{Checkers: []*Checker{each, whole}, DropContent: drop}).Run(objs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, objs, seen
+	}
+	kept, _, _ := run(false)
+	dropped, objs, seen := run(true)
+	if len(seen) != 200 {
+		t.Errorf("judge saw %d objects, want 200", len(seen))
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("judge saw %s %d times", name, n)
+		}
+	}
+	for _, o := range objs {
+		if _, err := o.Content(); err == nil {
+			t.Errorf("%s: content not dropped", o.Name)
+			break
+		}
+	}
+	if got, want := describe(dropped.Findings), describe(kept.Findings); got != want || len(kept.Findings) != 201 {
+		t.Errorf("findings with DropContent:\n%s\nwithout (%d):\n%s", got, len(kept.Findings), want)
 	}
 }

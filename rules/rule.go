@@ -60,17 +60,31 @@ type Rule struct {
 	Fail, Pass string
 }
 
-// Checker runs over the whole object set and reports findings for its rules.
-// One checker may report several rules (the PSA checker reports one rule per
-// upstream check) so that shared work is done once.
+// Checker reports findings for its rules. One checker may report several
+// rules (the PSA checker reports one rule per upstream check) so that shared
+// work is done once.
+//
+// A checker that relates objects to each other sets Run, which judges the
+// whole object set. A checker that judges each object on its own sets
+// Prepare instead: it may read every object (context such as Namespaces or
+// policies) and returns the Judge of one object, which the engine calls for
+// every object together with the other checkers' judges. That lets the
+// engine judge in one parallel pass over the objects and drop each object's
+// decoded content once it is judged (Engine.DropContent).
 //
 // Rules whose IDs are only known from the input (a user's policies) are
-// declared during the run with Pass.Declare.
+// declared with Pass.Declare, from Run or Prepare.
 type Checker struct {
-	Name  string
-	Rules []*Rule
-	Run   func(*Pass) error
+	Name    string
+	Rules   []*Rule
+	Run     func(*Pass) error
+	Prepare func(*Pass) (Judge, error)
 }
+
+// Judge judges one object and reports through the Pass given to Prepare. The
+// engine calls it from several goroutines at once, once per object; a nil
+// Judge judges nothing.
+type Judge func(*manifest.Object)
 
 // Pass is what a checker sees: every object, the run's options, and a way to report.
 type Pass struct {

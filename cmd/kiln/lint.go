@@ -205,7 +205,10 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 				return err
 			}
 			set, objs, inputErrs := loadObjects(e, args, cfg, opts)
-			res, err := lintObjects(objs, fileObjects(set), cfg, opts)
+			// Nothing reads the objects' content after the rules: the engine
+			// drops it as it goes, which keeps the heap small.
+			eng := &rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg, DropContent: true}
+			res, err := eng.Run(objs, fileObjects(set))
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
 			}

@@ -16,8 +16,9 @@ func main() {
 	os.Exit(code)
 }
 
-// writeHeapProfile writes the allocation profile of the run to path (see
-// bench/README.md); an empty path writes nothing.
+// writeHeapProfile writes the allocation profile of the run to path
+// (KILN_MEMPROFILE, see the README's Development section); an empty path
+// writes nothing.
 func writeHeapProfile(path string) {
 	if path == "" {
 		return
@@ -34,8 +35,8 @@ func writeHeapProfile(path string) {
 	}
 }
 
-// startProfile writes a CPU profile to path (for `make bench`, see
-// bench/README.md); an empty path profiles nothing.
+// startProfile writes a CPU profile to path (KILN_CPUPROFILE, see the
+// README's Development section); an empty path profiles nothing.
 func startProfile(path string) (stop func()) {
 	if path == "" {
 		return func() {}

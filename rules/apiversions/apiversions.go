@@ -102,17 +102,16 @@ func mustLoad(data []byte) []API {
 }
 
 // Checker reports the api/… rules.
-var Checker = &rules.Checker{Name: "apiversions", Rules: ruleList, Run: run}
+var Checker = &rules.Checker{Name: "apiversions", Rules: ruleList, Prepare: prepare}
 
 func init() { rules.Register(Checker) }
 
-func run(p *rules.Pass) error {
-	for _, o := range p.Objects {
+func prepare(p *rules.Pass) (rules.Judge, error) {
+	return func(o *manifest.Object) {
 		checkAPIVersion(o, p.Options.KubeVersion, func(rule, msg string) {
 			p.Report(rules.Diagnostic{Rule: rule, Object: o, Field: "apiVersion", Message: msg})
 		})
-	}
-	return nil
+	}, nil
 }
 
 // checkAPIVersion is the single-object check behind both rules.

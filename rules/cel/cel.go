@@ -22,18 +22,19 @@ import (
 )
 
 func init() {
-	rules.Register(&rules.Checker{Name: "cel", Run: run})
+	rules.Register(&rules.Checker{Name: "cel", Prepare: prepare})
 }
 
-// run is the "cel" checker: policies and bindings among the objects and
-// under Options.Policies, evaluated against the objects.
-func run(pass *rules.Pass) error {
+// prepare is the "cel" checker: it loads the policies and bindings among the
+// objects and under Options.Policies, and returns the judge that evaluates
+// them against one object.
+func prepare(pass *rules.Pass) (rules.Judge, error) {
 	objs := pass.Objects
 	ctxObjs := objs
 	if len(pass.Options.Policies) > 0 {
 		set := manifest.Read(pass.Options.Policies, nil)
 		if errs := set.Errors(); len(errs) > 0 {
-			return fmt.Errorf("--policy: %w", joinErrors(errs))
+			return nil, fmt.Errorf("--policy: %w", joinErrors(errs))
 		}
 		ctxObjs = append(append([]*manifest.Object(nil), objs...), set.Objects()...)
 	}
@@ -44,7 +45,7 @@ func run(pass *rules.Pass) error {
 		}
 	}
 	if len(policyObjs) == 0 {
-		return nil
+		return nil, nil
 	}
 	e := New(policyObjs, ctxObjs, Options{
 		User:            pass.Options.User,
@@ -52,19 +53,25 @@ func run(pass *rules.Pass) error {
 		Authorizer:      pass.Options.Authorizer,
 		UnknownKindRule: DefaultUnknownKindRule,
 	})
-	report(pass, e, objs)
-	return nil
+	return judge(pass, e), nil
 }
 
-func report(pass *rules.Pass, e *Engine, objs []*manifest.Object) {
+// judge declares the engine's rules, reports its setup problems and returns
+// the judge of one object.
+func judge(pass *rules.Pass, e *Engine) rules.Judge {
 	for _, r := range e.Rules() {
 		pass.Declare(r)
 	}
 	for _, d := range e.Setup() {
 		pass.Report(d)
 	}
-	for _, d := range e.Evaluate(objs) {
-		pass.Report(d)
+	if len(e.policies) == 0 {
+		return nil
+	}
+	return func(o *manifest.Object) {
+		for _, d := range e.EvaluateObject(o) {
+			pass.Report(d)
+		}
 	}
 }
 
@@ -82,7 +89,7 @@ func NewChecker(name string, policies []*manifest.Object, opts Options) *rules.C
 	return &rules.Checker{
 		Name:  name,
 		Rules: static,
-		Run: func(pass *rules.Pass) error {
+		Prepare: func(pass *rules.Pass) (rules.Judge, error) {
 			o := opts
 			if o.User == "" {
 				o.User = pass.Options.User
@@ -94,8 +101,7 @@ func NewChecker(name string, policies []*manifest.Object, opts Options) *rules.C
 				o.Authorizer = pass.Options.Authorizer
 			}
 			ctxObjs := append(append([]*manifest.Object(nil), pass.Objects...), policies...)
-			report(pass, New(policies, ctxObjs, o), pass.Objects)
-			return nil
+			return judge(pass, New(policies, ctxObjs, o)), nil
 		},
 	}
 }

@@ -23,7 +23,7 @@ func lint(t *testing.T, src string, opts *rules.Options) []string {
 	if opts == nil {
 		opts = rules.DefaultOptions()
 	}
-	eng := &rules.Engine{Checkers: []*rules.Checker{{Name: "cel", Run: run}}, Options: opts}
+	eng := &rules.Engine{Checkers: []*rules.Checker{{Name: "cel", Prepare: prepare}}, Options: opts}
 	res, err := eng.Run(objs, nil)
 	if err != nil {
 		t.Fatalf("run: %v", err)

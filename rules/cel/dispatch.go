@@ -116,7 +116,7 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 			continue
 		}
 		definition := p.spec
-		matches, matchResource, matchKind, err := e.matcher.DefinitionMatches(a, e.oi, validating.NewValidatingAdmissionPolicyAccessor(definition))
+		matches, matchResource, matchKind, err := e.definitionMatches(p, a)
 		if err != nil {
 			addConfigError(err, p, nil)
 			continue
@@ -169,6 +169,9 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 
 			for _, param := range params {
 				var pv runtimek8s.Object = param
+				if failsFastMatch(ctx, p.fastMatch, versionedAttr, pv) {
+					continue // upstream's Match would say no match: no decision
+				}
 				result := p.validator.Validate(ctx, matchResource, versionedAttr, pv, namespace, celconfig.RuntimeCELCostBudget, authz)
 				for _, decision := range result.Decisions {
 					if decision.Action != validating.ActionDeny {
@@ -207,6 +210,23 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 		}
 	}
 	return out
+}
+
+// definitionMatches is the matcher's DefinitionMatches, answered from the
+// policy's cache when its matchConstraints have no selectors.
+func (e *Engine) definitionMatches(p *policyEntry, a admission.Attributes) (bool, schema.GroupVersionResource, schema.GroupVersionKind, error) {
+	if !p.cacheMatches {
+		return e.matcher.DefinitionMatches(a, e.oi, validating.NewValidatingAdmissionPolicyAccessor(p.spec))
+	}
+	key := matchKey{a.GetKind(), a.GetResource(), a.GetSubresource()}
+	if r, ok := p.matches.Load(key); ok {
+		m := r.(matchResult)
+		return m.matches, m.resource, m.kind, m.err
+	}
+	var m matchResult
+	m.matches, m.resource, m.kind, m.err = e.matcher.DefinitionMatches(a, e.oi, validating.NewValidatingAdmissionPolicyAccessor(p.spec))
+	p.matches.Store(key, m)
+	return m.matches, m.resource, m.kind, m.err
 }
 
 // informerOrNil keeps a nil *paramInformer from becoming a non-nil interface.

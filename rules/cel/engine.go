@@ -2,6 +2,8 @@ package cel
 
 import (
 	"fmt"
+
+	celgo "github.com/google/cel-go/cel"
 	"runtime"
 	"sort"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/kilnhq/kiln/rules"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	runtimek8s "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -74,6 +77,49 @@ type policyEntry struct {
 	bindings   []*bindingEntry
 	// fieldMessages: the policy follows the field-message convention (FieldMessagesAnnotation).
 	fieldMessages bool
+	// fastMatch are the matchConditions evaluated before Validate (fastmatch.go).
+	fastMatch []celgo.Program
+	// matches caches DefinitionMatches by request kind and resource for a
+	// policy without namespace and object selectors, whose answer depends on
+	// nothing else (matching.Matcher.Matches).
+	matches sync.Map // matchKey → matchResult
+	// cacheMatches: the policy is selectorFree.
+	cacheMatches bool
+}
+
+type matchKey struct {
+	kind     schema.GroupVersionKind
+	resource schema.GroupVersionResource
+	sub      string
+}
+
+type matchResult struct {
+	matches  bool
+	resource schema.GroupVersionResource
+	kind     schema.GroupVersionKind
+	err      error
+}
+
+// selectorFree reports whether the policy's matchConstraints select every
+// namespace and object and name no resources, so that whether they match
+// depends only on the request's kind, resource and subresource.
+func selectorFree(spec *admissionv1.ValidatingAdmissionPolicy) bool {
+	mc := spec.Spec.MatchConstraints
+	if mc == nil || !emptySelector(mc.NamespaceSelector) || !emptySelector(mc.ObjectSelector) {
+		return false
+	}
+	for _, rules := range [][]admissionv1.NamedRuleWithOperations{mc.ResourceRules, mc.ExcludeResourceRules} {
+		for _, r := range rules {
+			if len(r.ResourceNames) > 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func emptySelector(s *metav1.LabelSelector) bool {
+	return s == nil || (len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0)
 }
 
 type bindingEntry struct {
@@ -188,6 +234,10 @@ func (e *Engine) load(p *policyEntry) {
 	for _, cp := range problems {
 		e.problem(p.ruleID, p.obj, cp.Field, rules.Error, "ValidatingAdmissionPolicy %q: %s does not compile: %v", p.name, cp.Field, cp.Err)
 	}
+	if len(problems) == 0 {
+		p.fastMatch = fastMatchConditions(spec)
+	}
+	p.cacheMatches = selectorFree(spec)
 	if pk := spec.Spec.ParamKind; pk != nil {
 		gv, err := schema.ParseGroupVersion(pk.APIVersion)
 		if err != nil {
@@ -305,6 +355,16 @@ func (e *Engine) Bindings() int {
 		n += len(p.bindings)
 	}
 	return n
+}
+
+// EvaluateObject runs every binding against one object (nothing for the
+// policies and bindings themselves), as a CREATE request. It is safe for
+// concurrent use.
+func (e *Engine) EvaluateObject(o *manifest.Object) []rules.Diagnostic {
+	if len(e.policies) == 0 || e.skip[o] {
+		return nil
+	}
+	return e.evalObject(o)
 }
 
 // Evaluate runs every binding against every object except the policies and

@@ -37,7 +37,7 @@ func TestPolicyFlag(t *testing.T) {
 func TestPolicyFlagUnreadable(t *testing.T) {
 	objs, _ := manifest.Parse("pods.yaml", []byte(pods))
 	opts := withOpts(func(o *rules.Options) { o.Policies = []string{"testdata/does-not-exist"} })
-	eng := &rules.Engine{Checkers: []*rules.Checker{{Name: "cel", Run: run}}, Options: opts}
+	eng := &rules.Engine{Checkers: []*rules.Checker{{Name: "cel", Prepare: prepare}}, Options: opts}
 	_, err := eng.Run(objs, nil)
 	if err == nil || !strings.Contains(err.Error(), "--policy: testdata/does-not-exist: cannot read") {
 		t.Errorf("err = %v, want a --policy read error naming the path", err)

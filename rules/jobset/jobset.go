@@ -33,7 +33,7 @@ const (
 )
 
 // Checker reports the jobset rules.
-var Checker = &rules.Checker{Name: "jobset", Rules: ruleList, Run: run}
+var Checker = &rules.Checker{Name: "jobset", Rules: ruleList, Prepare: prepare}
 
 func init() { rules.Register(Checker) }
 
@@ -84,14 +84,14 @@ var checks = []struct {
 	{TorchrunNnodes, checkTorchrun},
 }
 
-func run(p *rules.Pass) error {
-	for _, o := range p.Objects {
+func prepare(p *rules.Pass) (rules.Judge, error) {
+	return func(o *manifest.Object) {
 		if o.Kind != "JobSet" || o.Group() != manifest.JobSetGroup {
-			continue
+			return
 		}
 		content, err := o.Content()
 		if err != nil || content == nil {
-			continue
+			return
 		}
 		js := parse(content)
 		for _, c := range checks {
@@ -99,6 +99,5 @@ func run(p *rules.Pass) error {
 				p.Report(rules.Diagnostic{Rule: c.rule, Severity: sev, Object: o, Field: field, Message: msg})
 			})
 		}
-	}
-	return nil
+	}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
-	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/internal/podutil"
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
 	"github.com/kilnhq/kiln/rules/policies"
@@ -13,23 +12,7 @@ import (
 
 // checker runs every jobset rule: torchrun-nnodes (Go, Checker) and the
 // others, policies in rules/policies.
-var checker = combine(Checker, policies.NewChecker("jobset-policies", func(id string) bool { return strings.HasPrefix(id, "jobset/") }))
-
-// combine makes one checker of several (fixtures span both).
-func combine(cs ...*rules.Checker) *rules.Checker {
-	var rs []*rules.Rule
-	for _, c := range cs {
-		rs = append(rs, c.Rules...)
-	}
-	return &rules.Checker{Name: "jobset", Rules: rs, Run: func(p *rules.Pass) error {
-		for _, c := range cs {
-			if err := c.Run(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}}
-}
+var checker = ruletest.Combine("jobset", Checker, policies.NewChecker("jobset-policies", func(id string) bool { return strings.HasPrefix(id, "jobset/") }))
 
 func TestFixtures(t *testing.T) {
 	if len(checker.Rules) != 6 {

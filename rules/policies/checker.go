@@ -37,21 +37,22 @@ func NewChecker(name string, keep func(ruleID string) bool) *rules.Checker {
 	return &rules.Checker{
 		Name:  name,
 		Rules: rs,
-		Run: func(pass *rules.Pass) error {
+		Prepare: func(pass *rules.Pass) (rules.Judge, error) {
 			e, err := engineFor(pass.Options, func(p *Policy) bool { return byName[p.Name] != nil && pass.Enabled(p.Rule) })
 			if err != nil {
-				return err
+				return nil, err
 			}
-			for _, d := range e.Evaluate(pass.Objects) {
-				p := byName[d.Rule]
-				if p == nil {
-					continue
+			return func(o *manifest.Object) {
+				for _, d := range e.EvaluateObject(o) {
+					p := byName[d.Rule]
+					if p == nil {
+						continue
+					}
+					d.Rule, d.Severity = p.Rule, p.Severity
+					d.Message = strings.TrimPrefix(d.Message, deniedPrefix(p.Name))
+					pass.Report(d)
 				}
-				d.Rule, d.Severity = p.Rule, p.Severity
-				d.Message = strings.TrimPrefix(d.Message, deniedPrefix(p.Name))
-				pass.Report(d)
-			}
-			return nil
+			}, nil
 		},
 	}
 }

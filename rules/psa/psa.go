@@ -13,9 +13,7 @@ package psa
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
@@ -44,7 +42,7 @@ var (
 )
 
 func init() {
-	Checker = &rules.Checker{Name: "psa", Rules: buildRules(policy.DefaultChecks()), Run: run}
+	Checker = &rules.Checker{Name: "psa", Rules: buildRules(policy.DefaultChecks()), Prepare: prepare}
 	rules.Register(Checker)
 }
 
@@ -59,46 +57,29 @@ type mode struct {
 	severity rules.Severity
 }
 
-func run(pass *rules.Pass) error {
+// prepare reads the Namespaces' Pod Security labels and returns the judge of
+// one workload.
+func prepare(pass *rules.Pass) (rules.Judge, error) {
 	j, err := sharedJudge()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fallback, err := fallbackModes(pass.Options)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	namespaces := namespaceModes(pass)
-
-	workers := runtime.GOMAXPROCS(0)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	const chunk = 16
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				start := int(next.Add(chunk)) - chunk
-				if start >= len(pass.Objects) {
-					return
-				}
-				for _, o := range pass.Objects[start:min(start+chunk, len(pass.Objects))] {
-					ns := o.Namespace
-					if ns == "" {
-						ns = "default"
-					}
-					modes, ok := namespaces[ns]
-					if !ok {
-						modes = fallback
-					}
-					checkObject(pass, j, o, modes)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return nil
+	return func(o *manifest.Object) {
+		ns := o.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		modes, ok := namespaces[ns]
+		if !ok {
+			modes = fallback
+		}
+		checkObject(pass, j, o, modes)
+	}, nil
 }
 
 // fallbackModes is the policy for workloads whose Namespace is not in the input.

@@ -17,23 +17,7 @@ import (
 
 // checker runs the storage rules: the Go ones and storage/inline-nfs, a
 // policy in rules/policies.
-var checker = combine(Checker, policies.NewChecker("storage-policies", func(id string) bool { return strings.HasPrefix(id, "storage/") }))
-
-// combine makes one checker of several (for fixtures that span both).
-func combine(cs ...*rules.Checker) *rules.Checker {
-	var rs []*rules.Rule
-	for _, c := range cs {
-		rs = append(rs, c.Rules...)
-	}
-	return &rules.Checker{Name: "storage", Rules: rs, Run: func(p *rules.Pass) error {
-		for _, c := range cs {
-			if err := c.Run(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	}}
-}
+var checker = ruletest.Combine("storage", Checker, policies.NewChecker("storage-policies", func(id string) bool { return strings.HasPrefix(id, "storage/") }))
 
 func TestFixtures(t *testing.T) { ruletest.CheckFixtures(t, checker, "classes") }
 

@@ -159,3 +159,36 @@ func CheckFixtures(t *testing.T, c *rules.Checker, skip ...string) {
 		t.Run(f, func(t *testing.T) { CheckFixture(t, c, f) })
 	}
 }
+
+// Combine makes one checker of several (for fixtures that span a package's
+// Go rules and its rules written as policies): it runs the whole-set
+// checkers while preparing, and judges each object with every judge.
+func Combine(name string, cs ...*rules.Checker) *rules.Checker {
+	var rs []*rules.Rule
+	for _, c := range cs {
+		rs = append(rs, c.Rules...)
+	}
+	return &rules.Checker{Name: name, Rules: rs, Prepare: func(p *rules.Pass) (rules.Judge, error) {
+		var judges []rules.Judge
+		for _, c := range cs {
+			if c.Prepare != nil {
+				j, err := c.Prepare(p)
+				if err != nil {
+					return nil, err
+				}
+				if j != nil {
+					judges = append(judges, j)
+				}
+				continue
+			}
+			if err := c.Run(p); err != nil {
+				return nil, err
+			}
+		}
+		return func(o *manifest.Object) {
+			for _, j := range judges {
+				j(o)
+			}
+		}, nil
+	}}
+}
