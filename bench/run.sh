@@ -16,7 +16,8 @@ KILN=${KILN:-bin/kiln}
 printf 'rules: {"*": off, "psa/*": on}\n' > "$OUT/psa-only.yaml"
 printf '# defaults\n' > "$OUT/all.yaml"
 
-echo "machine: $(nproc) cores, $(go version | cut -d' ' -f3)"
+export RUNS=${RUNS:-3} # each row: median of RUNS runs, largest peak RSS
+echo "machine: $(nproc) cores, $(go version | cut -d' ' -f3); rows are medians of $RUNS runs (peak RSS: the largest)"
 echo "| run                          | objects |  objects/s |  wall s |   cpu s |  RSS MB |"
 echo "|------------------------------|---------|------------|---------|---------|---------|"
 for n in ${SIZES:-1000 10000}; do
