@@ -52,9 +52,10 @@ func (r Ref) String() string {
 // (and those of every node below it) point into File. Objects made by the
 // compiler carry the positions of the spec lines that produced them.
 //
-// Objects read from files keep their decoded content, not their YAML tree:
-// the tree of a large repository is several times the size of its content,
-// so it is parsed again from the file's bytes when something needs it.
+// Objects read from files keep their decoded content and a position index,
+// not their YAML tree: the tree of a large repository is several times the
+// size of its content. Locate answers from the index; Node parses the tree
+// again from the file's bytes (until Set.DropSources drops them).
 type Object struct {
 	File string
 	// Doc is the 0-based index of the YAML document in File.

@@ -29,9 +29,11 @@ type Engine struct {
 	DropContent bool
 }
 
-// Run runs every checker (concurrently) over objs. files lists the input
-// files for reports that count or group by file. An error means a checker
-// could not run at all; problems in the input are findings.
+// Run runs every checker over objs: first each Run and Prepare,
+// concurrently, then the judges in one pass over the objects on every core.
+// files lists the input files for reports that count or group by file. An
+// error means a checker could not run at all; problems in the input are
+// findings.
 func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, error) {
 	opts := e.Options
 	if opts == nil {

@@ -71,7 +71,8 @@ func BenchmarkOwnCheckers(b *testing.B) {
 }
 
 // FuzzOwnCheckers: whatever YAML the reader accepts, kiln's own checkers
-// do not panic (bad input never panics) and every finding names a field.
+// do not panic (bad input never panics), every finding names a field, and
+// an engine that drops content as it judges finds the same.
 func FuzzOwnCheckers(f *testing.F) {
 	for _, p := range []string{"sidecar", "jobset", "storage", "apiversions"} {
 		m, _ := filepath.Glob("../" + p + "/testdata/*/*.yaml")
@@ -81,7 +82,9 @@ func FuzzOwnCheckers(f *testing.F) {
 			}
 		}
 	}
-	eng := &rules.Engine{Checkers: []*rules.Checker{policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
+	checkers := []*rules.Checker{policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker}
+	eng := &rules.Engine{Checkers: checkers}
+	dropping := &rules.Engine{Checkers: checkers, DropContent: true}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := manifest.Parse("fuzz.yaml", data)
 		res, err := eng.Run(objs, nil)
@@ -91,6 +94,21 @@ func FuzzOwnCheckers(f *testing.F) {
 		for _, x := range res.Findings {
 			if x.Field == "" {
 				t.Fatalf("%s without a field: %s", x.Rule, x.Message)
+			}
+		}
+		// Dropping content as objects are judged (kiln lint) changes nothing.
+		objs, _ = manifest.Parse("fuzz.yaml", data)
+		res2, err := dropping.Run(objs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res2.Findings) != len(res.Findings) {
+			t.Fatalf("%d findings with DropContent, %d without", len(res2.Findings), len(res.Findings))
+		}
+		for i := range res.Findings {
+			a, b := res.Findings[i], res2.Findings[i]
+			if a.Rule != b.Rule || a.Pos != b.Pos || a.Message != b.Message || a.Field != b.Field || a.Severity != b.Severity {
+				t.Fatalf("finding %d differs with DropContent:\n%+v\n%+v", i, b, a)
 			}
 		}
 	})
