@@ -22,8 +22,11 @@ const maxDepth = 1000
 // map[string]any, sequences []any, integers int64, floats float64. Duplicate
 // keys, non-scalar keys, excessive aliasing and excessive nesting are errors
 // that name file, line and column.
-func Decode(file string, n *yaml.Node) (any, error) {
-	d := decoder{file: file, budget: maxAliasNodes}
+func Decode(file string, n *yaml.Node) (any, error) { return decode(file, n, nil) }
+
+// decode is Decode with strings shared through in (nil: none shared).
+func decode(file string, n *yaml.Node, in interner) (any, error) {
+	d := decoder{file: file, budget: maxAliasNodes, intern: in}
 	return d.node(n, 0)
 }
 

@@ -269,14 +269,6 @@ func subresourceNames(v any) []string {
 	return out
 }
 
-// builtinResources is every kind served by Kubernetes 1.37, generated from
-// the `+genclient` markers on the types in k8s.io/api v0.37.2 (kinds without
-// verbs skipped; `+genclient:nonNamespaced` → cluster-scoped; subresources
-// from `subresource=` markers, "status" for types with a status, plus the
-// pods/nodes/services/namespaces subresources the server adds by hand).
-// Resource names are the lowercase plurals client-gen uses. The
-// apiextensions.k8s.io and apiregistration.k8s.io kinds (served by the
-// kube-apiserver but defined outside k8s.io/api) are added by hand.
 // knownCRDs are the custom resources kiln compiles to, as their
 // CustomResourceDefinitions serve them, so that policies match them by
 // their real resource without the CRD in the input: JobSet v1alpha2
@@ -289,6 +281,14 @@ var knownCRDs = []Resource{{
 	CRD:          true,
 }}
 
+// builtinResources is every kind served by Kubernetes 1.37, generated from
+// the `+genclient` markers on the types in k8s.io/api v0.37.2 (kinds without
+// verbs skipped; `+genclient:nonNamespaced` → cluster-scoped; subresources
+// from `subresource=` markers, "status" for types with a status, plus the
+// pods/nodes/services/namespaces subresources the server adds by hand).
+// Resource names are the lowercase plurals client-gen uses. The
+// apiextensions.k8s.io and apiregistration.k8s.io kinds (served by the
+// kube-apiserver but defined outside k8s.io/api) are added by hand.
 var builtinResources = []struct {
 	group, version, kind, resource string
 	namespaced                     bool

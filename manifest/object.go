@@ -194,8 +194,7 @@ func (o *Object) decode(in interner) (map[string]any, error) {
 			o.err = &Error{Pos: o.Pos(), Msg: "object's source was dropped before it was decoded"}
 			return
 		}
-		d := decoder{file: o.File, budget: maxAliasNodes, intern: in}
-		v, err := d.node(n, 0)
+		v, err := decode(o.File, n, in)
 		if err != nil {
 			o.err = err
 			return

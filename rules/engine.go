@@ -103,18 +103,10 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 	for _, r := range res.Rules {
 		byID[r.ID] = r
 	}
-	// Place diagnostics file by file: positions of objects read from files
-	// come from a re-parse of the file, which is cached for a few files only.
 	var all []Diagnostic
 	for _, ds := range diags {
 		all = append(all, ds...)
 	}
-	slices.SortStableFunc(all, func(a, b Diagnostic) int {
-		if a.Object == nil || b.Object == nil {
-			return cmp.Compare(boolInt(a.Object != nil), boolInt(b.Object != nil))
-		}
-		return cmp.Or(cmp.Compare(a.Object.File, b.Object.File), cmp.Compare(a.Object.Doc, b.Object.Doc))
-	})
 	res.Findings = sortAndDedup(e.place(all, byID, cfg))
 	for _, f := range res.Findings {
 		switch {
@@ -170,29 +162,24 @@ func (e *Engine) judge(objs []*manifest.Object, judges []Judge) {
 	wg.Wait()
 }
 
-// place turns diagnostics (sorted by file) into findings, one file per task
-// on every core: placing a finding may parse its document again.
+// place turns diagnostics into findings on every core. Positions come from
+// each object's position index (or its tree), so no file is parsed again.
 func (e *Engine) place(diags []Diagnostic, byID map[string]*Rule, cfg *Config) []Finding {
-	type span struct{ from, to int }
-	var spans []span
-	for i := 0; i < len(diags); {
-		j := i + 1
-		for j < len(diags) && sameFile(diags[i], diags[j]) {
-			j++
-		}
-		spans = append(spans, span{i, j})
-		i = j
-	}
 	out := make([]Finding, len(diags))
 	keep := make([]bool, len(diags))
+	const chunk = 256
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := int(next.Add(1)) - 1; k < len(spans); k = int(next.Add(1)) - 1 {
-				for i := spans[k].from; i < spans[k].to; i++ {
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= len(diags) {
+					return
+				}
+				for i := start; i < min(start+chunk, len(diags)); i++ {
 					out[i], keep[i] = e.finding(diags[i], byID[diags[i].Rule], cfg)
 				}
 			}
@@ -206,13 +193,6 @@ func (e *Engine) place(diags []Diagnostic, byID map[string]*Rule, cfg *Config) [
 		}
 	}
 	return fs
-}
-
-func sameFile(a, b Diagnostic) bool {
-	if a.Object == nil || b.Object == nil {
-		return a.Object == b.Object
-	}
-	return a.Object.File == b.Object.File
 }
 
 // finding places and judges one diagnostic; ok is false when the rule is off.
@@ -299,11 +279,4 @@ func sortAndDedup(fs []Finding) []Finding {
 		out = append(out, f)
 	}
 	return out
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

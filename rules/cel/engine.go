@@ -2,13 +2,12 @@ package cel
 
 import (
 	"fmt"
-
-	celgo "github.com/google/cel-go/cel"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 
+	celgo "github.com/google/cel-go/cel"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -388,9 +387,7 @@ func (e *Engine) Evaluate(objs []*manifest.Object) []rules.Diagnostic {
 			defer wg.Done()
 			for start := range next {
 				for i := start; i < start+chunk && i < len(objs); i++ {
-					if !e.skip[objs[i]] {
-						per[i] = e.evalObject(objs[i])
-					}
+					per[i] = e.EvaluateObject(objs[i])
 				}
 			}
 		}()
