@@ -22,12 +22,32 @@ const maxDepth = 1000
 // map[string]any, sequences []any, integers int64, floats float64. Duplicate
 // keys, non-scalar keys, excessive aliasing and excessive nesting are errors
 // that name file, line and column.
-func Decode(file string, n *yaml.Node) (any, error) { return decode(file, n, nil) }
+func Decode(file string, n *yaml.Node) (any, error) {
+	v, _, err := decode(file, n, nil)
+	return v, err
+}
 
-// decode is Decode with strings shared through in (nil: none shared).
-func decode(file string, n *yaml.Node, in interner) (any, error) {
+// Note is something kubectl reads differently from what the text suggests:
+// a YAML 1.1 boolean or number (NoteImplicitType), a duplicate key whose
+// last value wins (NoteDuplicateKey). The value is read as kubectl reads it.
+type Note struct {
+	Rule    string
+	Pos     Position
+	Message string
+}
+
+// The rules of reading notes.
+const (
+	NoteImplicitType = "yaml/implicit-type"
+	NoteDuplicateKey = "yaml/duplicate-key"
+)
+
+// decode is Decode with strings shared through in (nil: none shared), and
+// the reading notes.
+func decode(file string, n *yaml.Node, in interner) (any, []Note, error) {
 	d := decoder{file: file, budget: maxAliasNodes, intern: in}
-	return d.node(n, 0)
+	v, err := d.node(n, 0)
+	return v, d.notes, err
 }
 
 type decoder struct {
@@ -36,6 +56,16 @@ type decoder struct {
 	// budget counts down the nodes visited inside alias expansions.
 	budget  int
 	inAlias int
+	// notes collects what kubectl reads differently from what a reader may expect.
+	notes []Note
+}
+
+// note records a reading note at a node (once per node: aliases repeat nodes).
+func (d *decoder) note(n *yaml.Node, rule, msg string) {
+	if d.inAlias > 0 {
+		return
+	}
+	d.notes = append(d.notes, Note{Rule: rule, Pos: Position{File: d.file, Line: n.Line, Column: n.Column}, Message: msg})
 }
 
 func (d *decoder) errorf(n *yaml.Node, format string, args ...any) error {
@@ -86,6 +116,7 @@ func (d *decoder) node(n *yaml.Node, depth int) (any, error) {
 
 func (d *decoder) mapping(n *yaml.Node, depth int) (any, error) {
 	out := make(map[string]any, len(n.Content)/2)
+	var keyAt map[string]*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge" {
@@ -97,23 +128,34 @@ func (d *decoder) mapping(n *yaml.Node, depth int) (any, error) {
 		if k.Kind != yaml.ScalarNode {
 			return nil, d.errorf(k, "mapping key must be a string, found a %s", kindName(k))
 		}
-		if _, dup := out[k.Value]; dup {
-			return nil, d.errorf(k, "duplicate key %q; remove one of them", k.Value)
+		key := d.key(k)
+		if prev, dup := keyAt[key]; dup && d.inAlias == 0 {
+			d.note(k, NoteDuplicateKey, fmt.Sprintf("duplicate key %q (first at line %d): kubectl keeps the last value and drops the first; remove one of them", key, prev.Line))
 		}
 		val, err := d.node(v, depth+1)
 		if err != nil {
 			return nil, err
 		}
-		out[d.intern.key(k.Value)] = val
+		out[d.intern.key(key)] = val
+		if keyAt == nil {
+			keyAt = make(map[string]*yaml.Node, len(n.Content)/2)
+		}
+		keyAt[key] = k
 	}
 	return out, nil
 }
 
-// merge applies a YAML merge key: keys already present win.
+// merge applies a YAML merge key as kubectl's YAML reader (YAML 1.1,
+// go.yaml.in/yaml/v2) does: in document order, so the merged keys replace
+// keys set before the "<<" and keys after it replace merged ones; of a list
+// of merged mappings, the earlier ones win.
 func (d *decoder) merge(out map[string]any, v *yaml.Node, depth int) error {
 	src := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
-		src = v.Content
+		src = nil
+		for i := len(v.Content) - 1; i >= 0; i-- {
+			src = append(src, v.Content[i])
+		}
 	}
 	for _, s := range src {
 		m, err := d.node(s, depth+1)
@@ -125,15 +167,60 @@ func (d *decoder) merge(out map[string]any, v *yaml.Node, depth int) error {
 			return d.errorf(s, "merge key (<<) needs a mapping")
 		}
 		for k, x := range mm {
-			if _, set := out[k]; !set {
-				out[k] = x
-			}
+			out[k] = x
 		}
 	}
 	return nil
 }
 
+// key returns a mapping key as the JSON kubectl sends spells it: YAML 1.1
+// reads a plain key such as `on`, `y` or `1e3` as a boolean or number, and
+// the YAML-to-JSON conversion then writes it as "true" or "1000".
+func (d *decoder) key(k *yaml.Node) string {
+	if !plain(k) {
+		return k.Value
+	}
+	v, err := d.scalar(k)
+	if err != nil {
+		return k.Value
+	}
+	switch x := v.(type) {
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case nil:
+		return "null"
+	}
+	return k.Value
+}
+
+// plain reports whether a scalar is plain (unquoted, untagged): only those
+// are resolved to booleans and numbers.
+func plain(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Style == 0
+}
+
+// yaml11Bools are the plain scalars YAML 1.1 (and so kubectl) reads as
+// booleans beyond true and false, which YAML 1.2 reads as strings.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
 func (d *decoder) scalar(n *yaml.Node) (any, error) {
+	if plain(n) {
+		if b, ok := yaml11Bools[n.Value]; ok {
+			d.note(n, NoteImplicitType, fmt.Sprintf("%s is read as the boolean %t (YAML 1.1, as kubectl reads YAML); quote it (\"%s\") if you mean the string", n.Value, b, n.Value))
+			return b, nil
+		}
+		if strings.HasPrefix(n.Value, "0o") || strings.HasPrefix(n.Value, "-0o") || strings.HasPrefix(n.Value, "+0o") {
+			d.note(n, NoteImplicitType, fmt.Sprintf("%s is read as a string (YAML 1.1, as kubectl reads YAML, has no 0o octals); write 0%s for an octal number or quote it", n.Value, strings.TrimLeft(n.Value, "+-0o")))
+			return d.intern.value(n.Value), nil
+		}
+	}
 	switch n.ShortTag() {
 	case "!!null":
 		return nil, nil
@@ -147,6 +234,9 @@ func (d *decoder) scalar(n *yaml.Node) (any, error) {
 	case "!!int":
 		s := strings.ReplaceAll(n.Value, "_", "")
 		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			if plain(n) && legacyOctal(s) {
+				d.note(n, NoteImplicitType, fmt.Sprintf("%s is read as the octal number %d (YAML 1.1, as kubectl reads YAML); quote it if you mean a string, or write %d", n.Value, i, i))
+			}
 			return i, nil
 		}
 		if strings.HasPrefix(s, "0o") {
@@ -168,10 +258,19 @@ func (d *decoder) scalar(n *yaml.Node) (any, error) {
 			return math.NaN(), nil
 		}
 		if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil {
+			if plain(n) && strings.ContainsAny(n.Value, "eE") {
+				d.note(n, NoteImplicitType, fmt.Sprintf("%s is read as the number %s (YAML 1.1, as kubectl reads YAML); quote it if you mean a string", n.Value, strconv.FormatFloat(f, 'g', -1, 64)))
+			}
 			return f, nil
 		}
 	}
 	return d.intern.value(n.Value), nil
+}
+
+// legacyOctal reports a YAML 1.1 octal such as 0755 (not 0, not 0x…).
+func legacyOctal(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return len(s) > 1 && s[0] == '0' && s[1] >= '0' && s[1] <= '7'
 }
 
 // interner shares equal short strings among the objects of one file: the

@@ -82,7 +82,12 @@ type Object struct {
 	once    sync.Once
 	content map[string]any
 	err     error
+	notes   []Note
 }
+
+// Notes returns what decoding the object noticed (YAML 1.1 values,
+// duplicate keys), once Content has been called.
+func (o *Object) Notes() []Note { return o.notes }
 
 // NewObject builds an Object from a mapping node, reading its type and metadata.
 // It fails if the node is not a mapping or lacks apiVersion or kind.
@@ -194,7 +199,8 @@ func (o *Object) decode(in interner) (map[string]any, error) {
 			o.err = &Error{Pos: o.Pos(), Msg: "object's source was dropped before it was decoded"}
 			return
 		}
-		v, err := decode(o.File, n, in)
+		v, notes, err := decode(o.File, n, in)
+		o.notes = notes
 		if err != nil {
 			o.err = err
 			return
@@ -259,4 +265,13 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// SetContent replaces the object's decoded content, e.g. with the object
+// the API server would admit (defaulted, pruned); rules judge it from then
+// on. Positions still come from the source. It must not run while something
+// else reads the content.
+func (o *Object) SetContent(c map[string]any) {
+	o.once.Do(func() {})
+	o.content, o.err = c, nil
 }
