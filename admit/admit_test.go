@@ -1,0 +1,158 @@
+package admit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kilnhq/kiln/manifest"
+)
+
+func admitOne(t *testing.T, kube manifest.KubeVersion, in string) (*manifest.Object, Result) {
+	t.Helper()
+	objs, errs := manifest.Parse("in.yaml", []byte(in))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	a := New(objs, manifest.BuiltinKinds(), Options{KubeVersion: kube, User: "kiln:offline", Groups: []string{"system:authenticated"}})
+	var res Result
+	for _, o := range objs {
+		res = a.Admit(o)
+	}
+	return objs[len(objs)-1], res
+}
+
+func describe(o *manifest.Object, r Result) string {
+	var b strings.Builder
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "%s %s @%s (%s)\n", p.Rule, p.Message, p.Field, o.Locate(p.Field))
+	}
+	return b.String()
+}
+
+const deploy = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: app
+        image: nginx:1.27
+`
+
+// TestRejects: what a new user tries, each refused by the API server, and
+// the rule and line kiln gives it.
+func TestRejects(t *testing.T) {
+	latest := manifest.LatestKube
+	tests := []struct {
+		name string
+		kube manifest.KubeVersion
+		in   string
+		want string // rule, then a fragment of the message
+		line int
+	}{
+		{"misspelled field", latest, strings.Replace(deploy, "      containers:", "      contianers:", 1), `schema/unknown-field unknown field "spec.template.spec.contianers"`, 9},
+		{"replicas as a string", latest, strings.Replace(deploy, "spec:\n  selector", "spec:\n  replicas: \"3\"\n  selector", 1), "schema/type spec.replicas must be an integer, not a string", 5},
+		{"no selector", latest, strings.Replace(deploy, "  selector: {matchLabels: {app: web}}\n", "", 1), "schema/required spec.selector: Required value", 4},
+		{"selector does not match", latest, strings.Replace(deploy, "labels: {app: web}", "labels: {app: other}", 1), "schema/invalid spec.template.metadata.labels: Invalid value", 7},
+		{"PodSecurityPolicy in policy/v1", latest, "apiVersion: policy/v1\nkind: PodSecurityPolicy\nmetadata: {name: p}\nspec: {}\n", "schema/unknown-kind policy/v1 PodSecurityPolicy is not a kind the API server knows", 1},
+		{"autoscaling/v2 at 1.20", manifest.KubeVersion{Major: 1, Minor: 20}, "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\nspec: {scaleTargetRef: {kind: Deployment, name: web}, maxReplicas: 3}\n", "schema/unserved-version autoscaling/v2 HorizontalPodAutoscaler is not served before Kubernetes 1.23; use apiVersion: autoscaling/v1", 1},
+		{"VAP v1 at 1.28", manifest.KubeVersion{Major: 1, Minor: 28}, "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec: {validations: [{expression: 'true'}]}\n", "schema/unserved-version admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy is not served before Kubernetes 1.30", 1},
+		{"Job without restartPolicy", latest, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      containers: [{name: c, image: busybox:1.36}]\n", `schema/required spec.template.spec.restartPolicy: Required value`, 6},
+		{"invalid quantity", latest, strings.Replace(deploy, "image: nginx:1.27", "image: nginx:1.27\n        resources: {limits: {memory: 1GB}}", 1), `schema/type spec.template.spec.containers[0].resources.limits.memory: "1GB" is not a quantity`, 12},
+		{"requests above limits", latest, strings.Replace(deploy, "image: nginx:1.27", "image: nginx:1.27\n        resources: {limits: {cpu: 100m}, requests: {cpu: 200m}}", 1), `schema/invalid spec.template.spec.containers[0].resources.requests: Invalid value: "200m": must be less than or equal to cpu limit of 100m`, 12},
+		{"placeholder name", latest, strings.Replace(deploy, "metadata: {name: web, namespace: shop}", "metadata:\n  name: ${APP}\n  namespace: shop", 1), `schema/invalid metadata.name: Invalid value: "${APP}"`, 4},
+		{"label value y", latest, strings.Replace(deploy, "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop, labels: {debug: y}}", 1), `schema/type metadata.labels.debug must be a string, not a boolean`, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, r := admitOne(t, tt.kube, tt.in)
+			if !r.Rejected {
+				t.Errorf("not rejected; problems:\n%s", describe(o, r))
+			}
+			got := describe(o, r)
+			if !strings.Contains(got, tt.want) {
+				t.Fatalf("problems:\n%s\nwant one containing %q", got, tt.want)
+			}
+			for _, p := range r.Problems {
+				if strings.Contains(p.Rule+" "+p.Message, tt.want) {
+					if line := o.Locate(p.Field).Line; line != tt.line {
+						t.Errorf("%s at line %d, want %d", p.Rule, line, tt.line)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestAdmittedObject: the object rules see is the one the server admits:
+// defaulted, canonical quantities, unknown fields dropped, system fields set.
+func TestAdmittedObject(t *testing.T) {
+	in := strings.Replace(deploy, "image: nginx:1.27", "image: nginx:latest\n        ports: [{containerPort: 80}]\n        resources: {limits: {cpu: 1000m}}", 1)
+	o, r := admitOne(t, manifest.LatestKube, in)
+	if r.Rejected {
+		t.Fatalf("rejected: %s", describe(o, r))
+	}
+	c, _ := o.Content()
+	get := func(path ...string) any {
+		var v any = c
+		for _, p := range path {
+			switch x := v.(type) {
+			case map[string]any:
+				v = x[p]
+			case []any:
+				v = x[0]
+			}
+		}
+		return v
+	}
+	checks := []struct {
+		path []string
+		want any
+	}{
+		{[]string{"spec", "replicas"}, int64(1)},
+		{[]string{"spec", "strategy", "type"}, "RollingUpdate"},
+		{[]string{"spec", "revisionHistoryLimit"}, int64(10)},
+		{[]string{"spec", "template", "spec", "restartPolicy"}, "Always"},
+		{[]string{"spec", "template", "spec", "dnsPolicy"}, "ClusterFirst"},
+		{[]string{"spec", "template", "spec", "containers", "0", "imagePullPolicy"}, "Always"},
+		{[]string{"spec", "template", "spec", "containers", "0", "terminationMessagePath"}, "/dev/termination-log"},
+		{[]string{"spec", "template", "spec", "containers", "0", "ports", "0", "protocol"}, "TCP"},
+		{[]string{"spec", "template", "spec", "containers", "0", "resources", "limits", "cpu"}, "1"},
+		{[]string{"metadata", "creationTimestamp"}, "2026-01-01T00:00:00Z"},
+		{[]string{"metadata", "generation"}, int64(1)},
+	}
+	for _, ch := range checks {
+		if got := get(ch.path...); got != ch.want {
+			t.Errorf("%s = %#v, want %#v", strings.Join(ch.path, "."), got, ch.want)
+		}
+	}
+	if uid, _ := get("metadata", "uid").(string); len(uid) != 36 {
+		t.Errorf("uid = %q, want a UUID", uid)
+	}
+}
+
+func TestGenerateNameAndNamespaceDefaults(t *testing.T) {
+	in := "apiVersion: v1\nkind: Namespace\nmetadata: {generateName: team-}\n"
+	o, r := admitOne(t, manifest.LatestKube, in)
+	if r.Rejected {
+		t.Fatal(describe(o, r))
+	}
+	c, _ := o.Content()
+	name := c["metadata"].(map[string]any)["name"].(string)
+	if !strings.HasPrefix(name, "team-") || len(name) != len("team-")+5 {
+		t.Errorf("generated name %q", name)
+	}
+	if phase := c["status"].(map[string]any)["phase"]; phase != "Active" {
+		t.Errorf("status.phase = %v, want Active", phase)
+	}
+	_, r2 := admitOne(t, manifest.LatestKube, in)
+	o2, _ := admitOne(t, manifest.LatestKube, in)
+	c2, _ := o2.Content()
+	if r2.Rejected || c2["metadata"].(map[string]any)["name"] != name {
+		t.Errorf("generated name is not deterministic")
+	}
+}

@@ -1,0 +1,320 @@
+package admit
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/rest"
+	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
+	"k8s.io/kube-aggregator/pkg/registry/apiservice"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/kilnhq/kiln/manifest"
+)
+
+func init() {
+	// The API server serves CRDs and APIServices too (apiextensions-apiserver
+	// and the aggregator run in the same process).
+	apiextensionsinstall.Install(legacyscheme.Scheme)
+	apiregistrationinstall.Install(legacyscheme.Scheme)
+	createStrategies[schema.GroupKind{Group: apiextensions.GroupName, Kind: "CustomResourceDefinition"}] = customresourcedefinition.NewStrategy(legacyscheme.Scheme)
+	createStrategies[schema.GroupKind{Group: "apiregistration.k8s.io", Kind: "APIService"}] = apiservice.NewStrategy(legacyscheme.Scheme)
+}
+
+// jobSetCRD is the JobSet CRD (jobset.x-k8s.io, v1alpha2) kiln compiles to,
+// from kubernetes-sigs/jobset config/components/crd/bases (Apache-2.0).
+//
+//go:embed crds/jobset.x-k8s.io_jobsets.yaml
+var jobSetCRD []byte
+
+// crdVersion is what the server builds to serve one version of a CRD.
+type crdVersion struct {
+	crd        *apiextensions.CustomResourceDefinition
+	structural *structuralschema.Structural
+	strategy   rest.RESTCreateStrategy
+	served     bool
+	err        error
+}
+
+// crdSet holds the CRDs of a run: those in the input (valid ones: a CRD the
+// server refuses serves nothing) and those kiln ships, which the input's
+// replace.
+type crdSet struct {
+	a *Admitter
+	// byGK maps a group and kind to its CRD object in the input, or nil for a
+	// shipped one that is parsed on first use.
+	byGK     map[schema.GroupKind]*manifest.Object
+	mu       sync.Mutex
+	versions map[schema.GroupVersionKind]*crdVersion
+	loaded   map[schema.GroupKind]*apiextensions.CustomResourceDefinition
+	shipped  map[schema.GroupKind][]byte
+}
+
+func newCRDSet(a *Admitter, objs []*manifest.Object) *crdSet {
+	s := &crdSet{
+		a:        a,
+		byGK:     map[schema.GroupKind]*manifest.Object{},
+		versions: map[schema.GroupVersionKind]*crdVersion{},
+		loaded:   map[schema.GroupKind]*apiextensions.CustomResourceDefinition{},
+		shipped:  map[schema.GroupKind][]byte{{Group: "jobset.x-k8s.io", Kind: "JobSet"}: jobSetCRD},
+	}
+	for _, o := range objs {
+		if o.APIVersion != "apiextensions.k8s.io/v1" || o.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		c, err := o.Content()
+		if err != nil {
+			continue
+		}
+		spec, _ := c["spec"].(map[string]any)
+		names, _ := spec["names"].(map[string]any)
+		group, _ := spec["group"].(string)
+		kind, _ := names["kind"].(string)
+		if kind != "" {
+			s.byGK[schema.GroupKind{Group: group, Kind: kind}] = o
+		}
+	}
+	for gk := range s.shipped {
+		if _, in := s.byGK[gk]; !in {
+			s.byGK[gk] = nil
+		}
+	}
+	return s
+}
+
+// handles reports whether some CRD defines the kind.
+func (s *crdSet) handles(gvk schema.GroupVersionKind) bool {
+	_, ok := s.byGK[gvk.GroupKind()]
+	return ok
+}
+
+// crd returns the internal CRD of a kind, decoded, defaulted and validated
+// once; nil with a reason when the server would not serve it.
+func (s *crdSet) crd(gk schema.GroupKind) (*apiextensions.CustomResourceDefinition, error) {
+	if c, ok := s.loaded[gk]; ok {
+		if c == nil {
+			return nil, fmt.Errorf("its CustomResourceDefinition is invalid (see the findings on it)")
+		}
+		return c, nil
+	}
+	var data []byte
+	if o := s.byGK[gk]; o != nil {
+		c, err := o.Content()
+		if err != nil {
+			return nil, err
+		}
+		data, err = json.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		data, err = sigyaml.YAMLToJSON(s.shipped[gk])
+		if err != nil {
+			return nil, err
+		}
+	}
+	crd, errs := decodeCRD(data)
+	if len(errs) > 0 {
+		s.loaded[gk] = nil
+		return nil, fmt.Errorf("its CustomResourceDefinition is invalid (see the findings on it)")
+	}
+	s.loaded[gk] = crd
+	return crd, nil
+}
+
+// decodeCRD decodes, defaults and validates a v1 CRD as the server's CRD
+// create does.
+func decodeCRD(data []byte) (*apiextensions.CustomResourceDefinition, []error) {
+	v1 := &apiextensionsv1.CustomResourceDefinition{}
+	if err := json.Unmarshal(data, v1); err != nil {
+		return nil, []error{err}
+	}
+	legacyscheme.Scheme.Default(v1)
+	internal := &apiextensions.CustomResourceDefinition{}
+	if err := legacyscheme.Scheme.Convert(v1, internal, nil); err != nil {
+		return nil, []error{err}
+	}
+	// Accepted names are the spec's on a fresh create without conflicts.
+	internal.Status.AcceptedNames = internal.Spec.Names
+	return internal, nil
+}
+
+// version returns what serves gvk, built once.
+func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.versions[gvk]; ok {
+		return v
+	}
+	v := &crdVersion{}
+	s.versions[gvk] = v
+	crd, err := s.crd(gvk.GroupKind())
+	if err != nil {
+		v.err = err
+		return v
+	}
+	v.crd = crd
+	for _, ver := range crd.Spec.Versions {
+		if ver.Name == gvk.Version {
+			v.served = ver.Served
+		}
+	}
+	if !v.served {
+		return v
+	}
+	v1 := &apiextensionsv1.CustomResourceDefinition{}
+	if err := legacyscheme.Scheme.Convert(crd, v1, nil); err != nil {
+		v.err = err
+		return v
+	}
+	val, err := apiextensionshelpers.GetSchemaForVersion(v1, gvk.Version)
+	if err != nil {
+		v.err = err
+		return v
+	}
+	var props *apiextensions.JSONSchemaProps
+	if val != nil {
+		iv := &apiextensions.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, iv, nil); err != nil {
+			v.err = err
+			return v
+		}
+		props = iv.OpenAPIV3Schema
+	}
+	if props != nil {
+		st, err := structuralschema.NewStructural(props)
+		if err != nil && !preserveUnknown(crd) {
+			v.err = fmt.Errorf("its schema is not structural: %v", err)
+			return v
+		}
+		if st != nil {
+			st = st.DeepCopy()
+			if err := structuraldefaulting.PruneDefaults(st); err != nil {
+				v.err = err
+				return v
+			}
+		}
+		v.structural = st
+	}
+	validator, _, err := apiservervalidation.NewSchemaValidator(props)
+	if err != nil {
+		v.err = err
+		return v
+	}
+	var statusSpec *apiextensions.CustomResourceSubresourceStatus
+	var statusValidator apiservervalidation.SchemaValidator
+	var scaleSpec *apiextensions.CustomResourceSubresourceScale
+	subs, _ := apiextensionshelpers.GetSubresourcesForVersion(v1, gvk.Version)
+	if subs != nil && subs.Status != nil {
+		statusSpec = &apiextensions.CustomResourceSubresourceStatus{}
+		if props != nil && props.Properties != nil {
+			if st, ok := props.Properties["status"]; ok {
+				statusValidator, _, _ = apiservervalidation.NewSchemaValidator(&st)
+			}
+		}
+	}
+	if subs != nil && subs.Scale != nil {
+		scaleSpec = &apiextensions.CustomResourceSubresourceScale{}
+		_ = apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(subs.Scale, scaleSpec, nil)
+	}
+	var selectable []apiextensionsv1.SelectableField
+	for _, ver := range v1.Spec.Versions {
+		if ver.Name == gvk.Version {
+			selectable = ver.SelectableFields
+		}
+	}
+	v.strategy = customresource.NewStrategy(legacyscheme.Scheme, crd.Spec.Scope == apiextensions.NamespaceScoped, gvk,
+		validator, statusValidator, v.structural, statusSpec, scaleSpec, selectable)
+	return v
+}
+
+// admit runs a custom resource through what the server's custom resource
+// handler runs on a create: pruning of unknown fields (refused under strict
+// field validation), metadata coercion, schema defaulting, then the
+// strategy's create validation (OpenAPI schema, CEL rules, metadata).
+func (s *crdSet) admit(o *manifest.Object, gvk schema.GroupVersionKind, content map[string]any) Result {
+	v := s.version(gvk)
+	if v.err != nil {
+		return Result{Judged: true, Rejected: true, Problems: []Problem{{Rule: RuleUnservedKind, Field: "apiVersion",
+			Message: fmt.Sprintf("%s %s cannot be created: %v", o.APIVersion, o.Kind, v.err)}}}
+	}
+	if !v.served {
+		return Result{Judged: true, Rejected: true, Problems: []Problem{{Rule: RuleUnservedKind, Field: "apiVersion",
+			Message: fmt.Sprintf("the CustomResourceDefinition %s does not serve version %s; served: %s", v.crd.Name, gvk.Version, servedCRDVersions(v.crd))}}}
+	}
+	res := Result{Judged: true}
+	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(content)}
+	if v.structural != nil && !preserveUnknown(v.crd) {
+		_, _, metaUnknown, err := schemaobjectmeta.GetObjectMetaWithOptions(u.Object, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
+		if err != nil {
+			res.Problems = append(res.Problems, Problem{Rule: RuleType, Field: "metadata", Message: fmt.Sprintf("metadata: %v", err)})
+			res.Rejected = true
+			return res
+		}
+		unknown := append([]string(nil), metaUnknown...)
+		unknown = append(unknown, structuralpruning.PruneWithOptions(u.Object, v.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, v.structural)
+		if ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, u.Object, v.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true}); ferr != nil {
+			res.Problems = append(res.Problems, fieldProblem(ferr))
+			res.Rejected = true
+		} else {
+			unknown = append(unknown, paths...)
+		}
+		sort.Strings(unknown)
+		for _, p := range unknown {
+			res.Problems = append(res.Problems, Problem{Rule: RuleUnknownField, Field: p,
+				Message: fmt.Sprintf("unknown field %q: the CustomResourceDefinition %s has no such field, and the API server refuses it (kubectl apply validates fields strictly by default)", p, v.crd.Name)})
+			res.Rejected = true
+		}
+		structuraldefaulting.Default(u.Object, v.structural)
+	}
+	errs, warnings := s.a.create(o, gvk, u, v.strategy)
+	for _, e := range errs {
+		res.Problems = append(res.Problems, fieldProblem(e))
+	}
+	if len(errs) > 0 {
+		res.Rejected = true
+	}
+	for _, w := range warnings {
+		res.Problems = append(res.Problems, Problem{Rule: RuleWarning, Message: w, Warning: true})
+	}
+	o.SetContent(u.Object)
+	return res
+}
+
+func servedCRDVersions(c *apiextensions.CustomResourceDefinition) string {
+	var out []string
+	for _, v := range c.Spec.Versions {
+		if v.Served {
+			out = append(out, v.Name)
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+func preserveUnknown(c *apiextensions.CustomResourceDefinition) bool {
+	return c.Spec.PreserveUnknownFields != nil && *c.Spec.PreserveUnknownFields
+}
