@@ -146,6 +146,7 @@ func (a *Admitter) internalPolicy(o *manifest.Object) (*admreg.ValidatingAdmissi
 // panics: an internal failure of the server's code is a problem on the
 // object that says kiln could not judge it.
 func (a *Admitter) Admit(o *manifest.Object) (res Result) {
+	defer func() { o.Refused = res.Rejected }()
 	defer func() {
 		if r := recover(); r != nil {
 			res = Result{Problems: []Problem{{

@@ -26,7 +26,6 @@ import (
 	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 	"k8s.io/kube-aggregator/pkg/registry/apiservice"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/kilnhq/kiln/manifest"
 )
@@ -41,9 +40,11 @@ func init() {
 }
 
 // jobSetCRD is the JobSet CRD (jobset.x-k8s.io, v1alpha2) kiln compiles to,
-// from kubernetes-sigs/jobset config/components/crd/bases (Apache-2.0).
+// from kubernetes-sigs/jobset config/components/crd/bases (Apache-2.0,
+// crds/jobset.x-k8s.io_jobsets.yaml), as JSON without descriptions
+// (TestShippedCRDs keeps the two in step).
 //
-//go:embed crds/jobset.x-k8s.io_jobsets.yaml
+//go:embed crds/jobset.x-k8s.io_jobsets.json
 var jobSetCRD []byte
 
 // crdVersion is what the server builds to serve one version of a CRD.
@@ -60,9 +61,9 @@ type crdVersion struct {
 // replace.
 type crdSet struct {
 	a *Admitter
-	// byGK maps a group and kind to its CRD object in the input, or nil for a
-	// shipped one that is parsed on first use.
-	byGK     map[schema.GroupKind]*manifest.Object
+	// byGK maps a group and kind to its CRD as JSON (the input's, read when
+	// the set is made, before any object is admitted; else the shipped one).
+	byGK     map[schema.GroupKind][]byte
 	mu       sync.Mutex
 	versions map[schema.GroupVersionKind]*crdVersion
 	loaded   map[schema.GroupKind]*apiextensions.CustomResourceDefinition
@@ -72,7 +73,7 @@ type crdSet struct {
 func newCRDSet(a *Admitter, objs []*manifest.Object) *crdSet {
 	s := &crdSet{
 		a:        a,
-		byGK:     map[schema.GroupKind]*manifest.Object{},
+		byGK:     map[schema.GroupKind][]byte{},
 		versions: map[schema.GroupVersionKind]*crdVersion{},
 		loaded:   map[schema.GroupKind]*apiextensions.CustomResourceDefinition{},
 		shipped:  map[schema.GroupKind][]byte{{Group: "jobset.x-k8s.io", Kind: "JobSet"}: jobSetCRD},
@@ -89,13 +90,13 @@ func newCRDSet(a *Admitter, objs []*manifest.Object) *crdSet {
 		names, _ := spec["names"].(map[string]any)
 		group, _ := spec["group"].(string)
 		kind, _ := names["kind"].(string)
-		if kind != "" {
-			s.byGK[schema.GroupKind{Group: group, Kind: kind}] = o
+		if data, err := json.Marshal(c); err == nil && kind != "" {
+			s.byGK[schema.GroupKind{Group: group, Kind: kind}] = data
 		}
 	}
-	for gk := range s.shipped {
+	for gk, data := range s.shipped {
 		if _, in := s.byGK[gk]; !in {
-			s.byGK[gk] = nil
+			s.byGK[gk] = data
 		}
 	}
 	return s
@@ -116,24 +117,7 @@ func (s *crdSet) crd(gk schema.GroupKind) (*apiextensions.CustomResourceDefiniti
 		}
 		return c, nil
 	}
-	var data []byte
-	if o := s.byGK[gk]; o != nil {
-		c, err := o.Content()
-		if err != nil {
-			return nil, err
-		}
-		data, err = json.Marshal(c)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		var err error
-		data, err = sigyaml.YAMLToJSON(s.shipped[gk])
-		if err != nil {
-			return nil, err
-		}
-	}
-	crd, errs := decodeCRD(data)
+	crd, errs := decodeCRD(s.byGK[gk])
 	if len(errs) > 0 {
 		s.loaded[gk] = nil
 		return nil, fmt.Errorf("its CustomResourceDefinition is invalid (see the findings on it)")

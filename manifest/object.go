@@ -72,6 +72,11 @@ type Object struct {
 	// docLines are the lines [first, end) of the object's document in src (end 0: to the end).
 	docLines [2]int
 
+	// Refused is set once admission found that the API server would refuse
+	// to create the object: it never exists, so a policy or binding that is
+	// refused never takes effect.
+	Refused bool
+
 	APIVersion  string
 	Kind        string
 	Namespace   string

@@ -53,25 +53,27 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 	judges := make([]Judge, len(e.Checkers))
 	var wg sync.WaitGroup
 	for i, c := range e.Checkers {
+		if c.Before == nil {
+			continue
+		}
+		passes[i] = e.newPass(i, c, objs, opts, cfg, diags)
+		if err := c.Before(passes[i]); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
+		}
+	}
+	for i, c := range e.Checkers {
 		res.Rules = append(res.Rules, c.Rules...)
 		if len(c.Rules) > 0 && !cfg.anyEnabled(c.Rules) {
 			continue
 		}
-		known := make(map[string]bool, len(c.Rules))
-		for _, r := range c.Rules {
-			known[r.ID] = true
+		pass := passes[i]
+		if pass == nil {
+			pass = e.newPass(i, c, objs, opts, cfg, diags)
+			passes[i] = pass
 		}
-		pass := &Pass{Objects: objs, Options: opts, checker: c, known: known, enabled: cfg.Enabled}
-		var mu sync.Mutex
-		pass.report = func(d Diagnostic) {
-			mu.Lock()
-			defer mu.Unlock()
-			if !pass.known[d.Rule] {
-				panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
-			}
-			diags[i] = append(diags[i], d)
+		if c.Prepare == nil && c.Run == nil {
+			continue
 		}
-		passes[i] = pass
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -121,6 +123,25 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 		}
 	}
 	return res, nil
+}
+
+// newPass makes the pass of checker i, whose reports go to diags[i].
+func (e *Engine) newPass(i int, c *Checker, objs []*manifest.Object, opts *Options, cfg *Config, diags [][]Diagnostic) *Pass {
+	known := make(map[string]bool, len(c.Rules))
+	for _, r := range c.Rules {
+		known[r.ID] = true
+	}
+	pass := &Pass{Objects: objs, Options: opts, checker: c, known: known, enabled: cfg.Enabled}
+	var mu sync.Mutex
+	pass.report = func(d Diagnostic) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !pass.known[d.Rule] {
+			panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
+		}
+		diags[i] = append(diags[i], d)
+	}
+	return pass
 }
 
 // judge runs the judges over the objects in one pass on every core, all

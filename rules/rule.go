@@ -79,6 +79,11 @@ type Checker struct {
 	Rules   []*Rule
 	Run     func(*Pass) error
 	Prepare func(*Pass) (Judge, error)
+	// Before runs ahead of every checker's Run and Prepare, one checker at a
+	// time, and may change the objects: admission replaces each object's
+	// content with the object the API server would admit, which every other
+	// rule then judges.
+	Before func(*Pass) error
 }
 
 // Judge judges one object and reports through the Pass given to Prepare. The

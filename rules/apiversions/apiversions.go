@@ -189,3 +189,10 @@ spec:
 `,
 	},
 }
+
+// RemovedAt reports whether the table lists apiVersion/kind as removed at
+// kube (api/removed reports it, with the version to migrate to).
+func RemovedAt(apiVersion, kind string, kube manifest.KubeVersion) bool {
+	a := index[[2]string{apiVersion, kind}]
+	return a != nil && a.Removed != (manifest.KubeVersion{}) && kube.AtLeast(a.Removed)
+}
