@@ -17,6 +17,7 @@ package cel
 import (
 	"fmt"
 
+	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -36,11 +37,14 @@ func prepare(pass *rules.Pass) (rules.Judge, error) {
 		if errs := set.Errors(); len(errs) > 0 {
 			return nil, fmt.Errorf("--policy: %w", joinErrors(errs))
 		}
-		ctxObjs = append(append([]*manifest.Object(nil), objs...), set.Objects()...)
+		extra := set.Objects()
+		admitAll(extra, pass.Options)
+		ctxObjs = append(append([]*manifest.Object(nil), objs...), extra...)
 	}
 	var policyObjs []*manifest.Object
 	for _, o := range ctxObjs {
-		if IsPolicyObject(o) {
+		// A policy or binding the server refuses at create never exists.
+		if IsPolicyObject(o) && !o.Refused {
 			policyObjs = append(policyObjs, o)
 		}
 	}
@@ -103,5 +107,18 @@ func NewChecker(name string, policies []*manifest.Object, opts Options) *rules.C
 			ctxObjs := append(append([]*manifest.Object(nil), pass.Objects...), policies...)
 			return judge(pass, New(policies, ctxObjs, o)), nil
 		},
+	}
+}
+
+// admitAll runs the server's create path on the objects of --policy files
+// (the linted objects were admitted by the schema checker), so that refused
+// policies and bindings are known and params are the admitted objects. The
+// schema checker reports their problems.
+func admitAll(objs []*manifest.Object, opts *rules.Options) {
+	kinds := manifest.BuiltinKinds()
+	kinds.AddCRDs(objs)
+	a := admit.New(objs, kinds, admit.Options{KubeVersion: opts.KubeVersion, User: opts.User, Groups: opts.Groups})
+	for _, o := range objs {
+		a.Admit(o)
 	}
 }

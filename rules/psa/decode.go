@@ -3,13 +3,13 @@ package psa
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kilnhq/kiln/admit"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/ptr"
 	kjson "sigs.k8s.io/json"
 )
 
@@ -17,7 +17,7 @@ import (
 // does: field names match case-sensitively, unknown fields are dropped, and a
 // value of the wrong type is an error. It then applies the server defaults
 // that change Pod Security verdicts (see applyDefaults).
-func decodeTemplate(content map[string]any, t manifest.PodTemplate, isPod bool) (*metav1.ObjectMeta, *corev1.PodSpec, error) {
+func decodeTemplate(content map[string]any, t manifest.PodTemplate) (*metav1.ObjectMeta, *corev1.PodSpec, error) {
 	meta, err := convert[metav1.ObjectMeta](content, t.MetadataPath())
 	if err != nil {
 		return nil, nil, err
@@ -26,7 +26,7 @@ func decodeTemplate(content map[string]any, t manifest.PodTemplate, isPod bool) 
 	if err != nil {
 		return nil, nil, err
 	}
-	applyDefaults(spec, isPod)
+	applyDefaults(meta, spec)
 	return meta, spec, nil
 }
 
@@ -85,27 +85,11 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// applyDefaults applies the two API server defaults (k8s.io/kubernetes
-// pkg/apis/core/v1/defaults.go) that change what Pod Security sees:
-// SetDefaults_Volume turns a volume with no source into an emptyDir, and
-// SetDefaults_Pod (for Pods only, not pod templates) gives every port of a
-// container or init container in a hostNetwork pod hostPort = containerPort
-// when hostPort is unset.
-func applyDefaults(spec *corev1.PodSpec, isPod bool) {
-	for i := range spec.Volumes {
-		if ptr.AllPtrFieldsNil(&spec.Volumes[i].VolumeSource) {
-			spec.Volumes[i].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
-		}
-	}
-	if isPod && spec.HostNetwork {
-		for _, cs := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
-			for i := range cs {
-				for j := range cs[i].Ports {
-					if cs[i].Ports[j].HostPort == 0 {
-						cs[i].Ports[j].HostPort = cs[i].Ports[j].ContainerPort
-					}
-				}
-			}
-		}
-	}
+// applyDefaults applies the server's Pod defaulting with its own code
+// (admit.DefaultPod): a Pod object gets it on create, and the Pods that a
+// controller creates from a pod template get it too. Two of its defaults
+// change Pod Security verdicts: a volume with no source becomes an emptyDir,
+// and in a hostNetwork pod every port gets hostPort = containerPort.
+func applyDefaults(meta *metav1.ObjectMeta, spec *corev1.PodSpec) {
+	admit.DefaultPod(meta, spec)
 }

@@ -55,7 +55,7 @@ func TestDefaultsChangeVerdicts(t *testing.T) {
 	if !failed(restricted, raw, "restrictedVolumes") {
 		t.Fatal("a volume without a source should fail restrictedVolumes before defaulting")
 	}
-	_, spec, err := decodeTemplate(c, manifest.PodTemplate{}, true)
+	_, spec, err := decodeTemplate(c, manifest.PodTemplate{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,16 +65,15 @@ func TestDefaultsChangeVerdicts(t *testing.T) {
 
 	hostNet := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  hostNetwork: true\n  containers:\n  - {name: a, image: x, ports: [{containerPort: 80}, {containerPort: 81, hostPort: 9000}]}\n  ephemeralContainers:\n  - {name: e, image: x, ports: [{containerPort: 82}]}\n"
 	_, c = contentOf(t, hostNet)
+	// A Pod gets the server's Pod defaulting on create, and so does every Pod
+	// a controller creates from a template: both see hostPort = containerPort.
 	for _, isPod := range []bool{true, false} {
-		_, spec, err := decodeTemplate(c, manifest.PodTemplate{}, isPod)
+		_, spec, err := decodeTemplate(c, manifest.PodTemplate{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ports := spec.Containers[0].Ports
-		wantFirst := int32(0)
-		if isPod {
-			wantFirst = 80
-		}
+		wantFirst := int32(80)
 		if ports[0].HostPort != wantFirst || ports[1].HostPort != 9000 || spec.EphemeralContainers[0].Ports[0].HostPort != 0 {
 			t.Errorf("isPod=%v: host ports %d, %d, ephemeral %d; want %d, 9000, 0", isPod, ports[0].HostPort, ports[1].HostPort,
 				spec.EphemeralContainers[0].Ports[0].HostPort, wantFirst)
@@ -95,7 +94,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, c := contentOf(t, tt.src)
-		_, _, err := decodeTemplate(c, manifest.PodTemplate{}, true)
+		_, _, err := decodeTemplate(c, manifest.PodTemplate{})
 		got := ""
 		if err != nil {
 			got = err.Error()

@@ -169,13 +169,12 @@ func decodeWorkload(o *manifest.Object, tmpls []manifest.PodTemplate) *workload 
 		w.err = err.Error()
 		return w
 	}
-	isPod := o.Kind == "Pod" && o.Group() == ""
 	for _, t := range tmpls {
 		prefix := ""
 		if o.Kind == "JobSet" {
 			prefix = fmt.Sprintf("replicated job %q: ", t.Name)
 		}
-		meta, spec, err := decodeTemplate(content, t, isPod)
+		meta, spec, err := decodeTemplate(content, t)
 		if err != nil {
 			w.err = prefix + "the API server would reject this pod template: " + err.Error()
 			return w

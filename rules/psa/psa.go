@@ -127,13 +127,12 @@ func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode) {
 		pass.Report(rules.Diagnostic{Rule: DecodeRule, Object: o, Message: err.Error()})
 		return
 	}
-	isPod := o.Kind == "Pod" && o.Group() == ""
 	for _, t := range tmpls {
 		prefix := ""
 		if o.Kind == "JobSet" && o.Group() == manifest.JobSetGroup {
 			prefix = fmt.Sprintf("replicated job %q: ", t.Name)
 		}
-		meta, spec, err := decodeTemplate(content, t, isPod)
+		meta, spec, err := decodeTemplate(content, t)
 		if err != nil {
 			d := rules.Diagnostic{Rule: DecodeRule, Object: o, Field: t.SpecPath(), Message: prefix + "the API server would reject this pod template: " + err.Error()}
 			if de, ok := err.(*decodeError); ok {
