@@ -6,13 +6,17 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 FUZZTIME ?= 10s
 
-.PHONY: build test bench fuzz demo check clean
+.PHONY: build test bench fuzz demo check clean servers
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kiln
 
 test:
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
+
+# kube-apiserver v1.37.2 and etcd for the conformance test (cached; ~15 min once).
+servers:
+	bash conformance/build-servers.sh
 
 bench: build
 	bash bench/run.sh

@@ -21,7 +21,6 @@ func TestBadInputCorpus(t *testing.T) {
 		"alias-bomb.yaml":         "alias-bomb.yaml:4:26: aliases expand to more than",
 		"binary-junk.yaml":        "binary-junk.yaml:1:1: file holds a NUL byte",
 		"deep-nesting.yaml":       "deep-nesting.yaml:4:1007: document is nested more than 1000 levels",
-		"duplicate-keys.yaml":     `duplicate-keys.yaml:7:3: duplicate key "key"`,
 		"invalid-utf8.yaml":       "invalid-utf8.yaml:4:12: file is not valid UTF-8",
 		"invalid-yaml.yaml":       "invalid-yaml.yaml:4:1: invalid YAML",
 		"missing-apiversion.yaml": "missing-apiversion.yaml:1:1: object has no apiVersion",
@@ -34,10 +33,14 @@ func TestBadInputCorpus(t *testing.T) {
 	}
 	// Files judged by rules rather than the reader: they must lint, not fail
 	// to read, and give these findings (rule → message part).
-	linted := map[string]bool{"unknown-kind.yaml": true, "wrong-types.yaml": true, "runaway-policy.yaml": true}
+	// A duplicate key is read as kubectl reads it (the last value wins) and warned about.
+	linted := map[string]bool{"unknown-kind.yaml": true, "wrong-types.yaml": true, "runaway-policy.yaml": true, "duplicate-keys.yaml": true}
 	wantFindings := map[string]string{
-		"psa/decode":     "the API server would reject this pod template",
-		"policy/runaway": "actual cost limit exceeded",
+		"psa/decode":         "the API server would reject this pod template",
+		"policy/runaway":     "actual cost limit exceeded",
+		"schema/type":        "spec.replicas must be an integer, not a string",
+		"yaml/duplicate-key": `duplicate key "key" (first at line 6)`,
+		"schema/no-crd":      "example.com/v1 Gizmo is a custom resource",
 	}
 
 	dir := t.TempDir()
@@ -91,10 +94,10 @@ func TestBadInputCorpus(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stdout is not a JSON report: %v\n%s", err, stdout)
 	}
-	// The good file, unknown-kind.yaml, wrong-types.yaml and the policy with
-	// its binding are still linted.
-	if rep.Summary.Objects != 5 {
-		t.Errorf("objects linted = %d, want 5 (good, unknown kind, wrong types, policy, binding)\nstderr:\n%s", rep.Summary.Objects, stderr)
+	// The good file, unknown-kind.yaml, wrong-types.yaml, duplicate-keys.yaml
+	// and the policy with its binding are still linted.
+	if rep.Summary.Objects != 6 {
+		t.Errorf("objects linted = %d, want 6 (good, unknown kind, wrong types, duplicate keys, policy, binding)\nstderr:\n%s", rep.Summary.Objects, stderr)
 	}
 	for rule, msg := range wantFindings {
 		found := false

@@ -97,12 +97,14 @@ func TestLintBadInput(t *testing.T) {
 	}
 }
 
-func TestLintDuplicateKeyIsAnInputError(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"dupkey.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  a: 1\n  a: 2\n"})
+// TestLintDuplicateKeyIsAWarning: kubectl keeps the last value of a
+// repeated key; kiln judges that value and warns at the second key.
+func TestLintDuplicateKeyIsAWarning(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"dupkey.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  a: \"1\"\n  a: \"2\"\n"})
 	chdir(t, dir)
-	code, _, stderr := runKiln(t, "", "lint", "dupkey.yaml")
-	if code != exitInput || !strings.Contains(stderr, "dupkey.yaml:6:3: duplicate key \"a\"") {
-		t.Errorf("code %d stderr %q", code, stderr)
+	code, stdout, stderr := runKiln(t, "", "lint", "--no-color", "dupkey.yaml")
+	if code != exitOK || !strings.Contains(stdout, "dupkey.yaml:6:3") || !strings.Contains(stdout, "yaml/duplicate-key") {
+		t.Errorf("code %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
 
