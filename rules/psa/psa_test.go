@@ -344,7 +344,7 @@ spec:
 `,
 		},
 		{
-			name: "hostNetwork Pod: ports get hostPort; a Deployment's template does not",
+			name: "hostNetwork: ports get hostPort in a Pod and in the Pods a Deployment creates from its template",
 			src: `apiVersion: v1
 kind: Pod
 metadata: {name: p}
@@ -377,6 +377,7 @@ spec:
 			want: `5:3 error psa/hostNamespaces spec.hostNetwork: host namespaces (hostNetwork=true)
 10:7 error psa/hostPorts spec.containers[0].ports[0].hostPort: hostPort (containers "init", "app" use hostPorts 8080, 9090)
 23:7 error psa/hostNamespaces spec.template.spec.hostNetwork: host namespaces (hostNetwork=true)
+28:11 error psa/hostPorts spec.template.spec.containers[0].ports[0].hostPort: hostPort (container "app" uses hostPort 8080)
 `,
 		},
 		{
