@@ -5,6 +5,7 @@ package main
 // rules/policies (checkers_policies.go).
 import (
 	_ "github.com/kilnhq/kiln/rules/apiversions"
+	_ "github.com/kilnhq/kiln/rules/duplicate"
 	_ "github.com/kilnhq/kiln/rules/jobset"
 	_ "github.com/kilnhq/kiln/rules/storage"
 )
