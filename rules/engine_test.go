@@ -86,7 +86,7 @@ func TestEngineOrderingDedupSuppression(t *testing.T) {
 a.yaml:16:1 error test/c-rule dup
 a.yaml:19:5 warning test/a-rule image of a
 z.yaml:1:1 error test/b-rule object b [suppressed annotation: vendored chart, fixed upstream]
-z.yaml:6:5 warning kiln/unused-ignore kiln.dev/ignore entry "other/*" names no rule kiln knows; `+"`kiln rules`"+` lists them
+z.yaml:6:5 warning kiln/unused-ignore kiln.dev/ignore entry "other/*" names no rule kiln knows; ` + "`kiln rules`" + ` lists them
 z.yaml:7:1 error test/c-rule dup
 z.yaml:10:5 warning test/a-rule image of b
 z.yaml:12:1 error test/b-rule object a
