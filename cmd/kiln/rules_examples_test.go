@@ -43,7 +43,9 @@ func TestRuleExamples(t *testing.T) {
 	}
 	dir := t.TempDir()
 	checked, passExit1 := 0, 0
-	defer func() { t.Logf("%d rules' examples checked; %d Pass examples exit 1 on other rules' errors", checked, passExit1) }()
+	defer func() {
+		t.Logf("%d rules' examples checked; %d Pass examples exit 1 on other rules' errors", checked, passExit1)
+	}()
 	for _, r := range all {
 		if r.Fail == "" || r.Pass == "" {
 			t.Errorf("%s: no Fail or Pass example", r.ID)
