@@ -34,7 +34,10 @@ func named(o *manifest.Object) bool {
 }
 
 func run(p *rules.Pass) error {
+	type dup struct{ first, again *manifest.Object }
 	first := map[manifest.Identity]*manifest.Object{}
+	var dups []dup
+	perPair := map[[2]string]int{}
 	for _, o := range p.Objects {
 		if o.Name == "" || !named(o) {
 			continue
@@ -45,19 +48,40 @@ func run(p *rules.Pass) error {
 			first[k] = o
 			continue
 		}
+		dups = append(dups, dup{prev, o})
+		if prev.File != o.File {
+			perPair[[2]string{prev.File, o.File}]++
+		}
+	}
+	reported := map[[2]string]bool{}
+	for _, d := range dups {
+		pair := [2]string{d.first.File, d.again.File}
+		if n := perPair[pair]; n > 1 {
+			// One file repeating many objects of another: alternative
+			// bundles (install.yaml, namespace-install.yaml) more often
+			// than a mistake. One finding per pair of files.
+			if reported[pair] {
+				continue
+			}
+			reported[pair] = true
+			p.Report(rules.Diagnostic{Rule: Duplicate, Object: d.again, Field: "metadata.name", Message: fmt.Sprintf(
+				"this file defines %d objects that %s also defines, %s %q first (at %s): kubectl apply -f on the directory applies both and the last one wins without a word; if the files are alternatives applied one at a time, put them in separate directories (or exclude one in .kiln.yaml), else keep one definition",
+				n, d.first.File, d.again.Kind, d.again.Name, d.first.Pos())})
+			continue
+		}
 		same := "they differ, so the result depends on the order files are applied"
-		a, _ := prev.Content()
-		b, _ := o.Content()
+		a, _ := d.first.Content()
+		b, _ := d.again.Content()
 		if reflect.DeepEqual(a, b) {
 			same = "the copies are identical"
 		}
 		ns := ""
-		if o.Namespace != "" {
-			ns = fmt.Sprintf(" in namespace %q", o.Namespace)
+		if d.again.Namespace != "" {
+			ns = fmt.Sprintf(" in namespace %q", d.again.Namespace)
 		}
-		p.Report(rules.Diagnostic{Rule: Duplicate, Object: o, Field: "metadata.name", Message: fmt.Sprintf(
+		p.Report(rules.Diagnostic{Rule: Duplicate, Object: d.again, Field: "metadata.name", Message: fmt.Sprintf(
 			"%s %q%s is defined twice: here and at %s (%s); kubectl apply applies both and the last one wins without a word, a GitOps controller reports a conflict; keep one definition, or put the copies in separate directories (one per environment)",
-			o.Kind, o.Name, ns, prev.Pos(), same)})
+			d.again.Kind, d.again.Name, ns, d.first.Pos(), same)})
 	}
 	return nil
 }
@@ -71,7 +95,10 @@ the files of one directory, chart or kustomization: kubectl apply -f DIR
 applies both in turn and the last one read wins without a word, so an edit to
 the first copy never reaches the cluster; Argo CD and Flux report the
 resource as defined twice. The finding is at the second copy and names the
-first. apps/v1 and extensions/v1beta1 are one group's versions of the same
+first. When one file repeats several objects of another (alternative
+bundles such as install.yaml and namespace-install.yaml), one finding at the
+first repeated object stands for the pair of files. apps/v1 and
+apps/v1beta2 are one group's versions of the same
 object and count as one; objects with only generateName are never
 duplicates.
 

@@ -53,3 +53,31 @@ func TestUnits(t *testing.T) {
 		})
 	}
 }
+
+// TestAlternativeBundles: a file that repeats several objects of another
+// file in its directory gets one finding for the pair, naming the count.
+func TestAlternativeBundles(t *testing.T) {
+	bundle := "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: a, namespace: x}\n---\n" +
+		"apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: b, namespace: x}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: x}\n"
+	var objs []*manifest.Object
+	for _, f := range []string{"m/install.yaml", "m/namespace-install.yaml", "m/ha-install.yaml"} {
+		os, errs := manifest.Parse(f, []byte(bundle))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		objs = append(objs, os...)
+	}
+	res, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}}).Run(objs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 2 {
+		t.Fatalf("got %d findings, want one per later file: %+v", len(res.Findings), res.Findings)
+	}
+	for _, f := range res.Findings {
+		if !strings.Contains(f.Message, "defines 3 objects that m/install.yaml also defines") {
+			t.Errorf("%s: %s", f.Pos, f.Message)
+		}
+	}
+}
