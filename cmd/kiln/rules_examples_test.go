@@ -74,6 +74,11 @@ func TestRuleExamples(t *testing.T) {
 			checked += map[bool]int{true: 1}[ex.want]
 			if !ex.want && code == exitFindings {
 				passExit1++
+				var others []string
+				for _, f := range rep.Findings {
+					others = append(others, f.Rule)
+				}
+				t.Logf("%s Pass example exits 1: %v", r.ID, others)
 			}
 			found := false
 			for _, f := range rep.Findings {
