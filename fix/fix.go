@@ -80,6 +80,10 @@ type Options struct {
 	KubeVersion manifest.KubeVersion
 	// Only limits the fixes to rules matching one of these patterns (see MatchRule); empty means all.
 	Only []string
+	// RunAsUser, when above 0, is the user ID set on pods that get
+	// runAsNonRoot: true and name no user: with it the kubelet need not trust
+	// the image's USER.
+	RunAsUser int64
 }
 
 func (o Options) wants(rule string) bool {
@@ -144,6 +148,9 @@ type Result struct {
 	Err error
 	// Skipped says why a file with fixable findings was not fixed (a JSON file).
 	Skipped string
+	// Cautions are changes, one per object and concern, that can stop a pod
+	// from starting (runAsNonRoot on an image whose user kiln cannot know).
+	Cautions []Change
 }
 
 // Changed reports whether the file's content changes.
@@ -192,7 +199,12 @@ func Fix(files []*File, findings []rules.Finding, opts Options) []*Result {
 				continue
 			}
 			for _, n := range notes {
-				res.Changes = append(res.Changes, Change{Pos: o.Pos(), Object: o.Ref(), Rule: n.rule, Message: n.msg})
+				c := Change{Pos: o.Pos(), Object: o.Ref(), Rule: n.rule, Message: n.msg}
+				if n.caution {
+					res.Cautions = append(res.Cautions, c)
+					continue
+				}
+				res.Changes = append(res.Changes, c)
 			}
 			if o.Item >= 0 {
 				if lists[o.Doc] == nil {
@@ -247,7 +259,11 @@ func withItems(root *yaml.Node, items map[int]*yaml.Node) *yaml.Node {
 	return &cp
 }
 
-type note struct{ rule, msg string }
+// note is one change made to an object, or (caution) a warning about one.
+type note struct {
+	rule, msg string
+	caution   bool
+}
 
 // fixObject applies the fixers for an object's findings to its nodes.
 func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
@@ -266,7 +282,7 @@ func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 				continue
 			}
 			setScalar(o.Node(), "apiVersion", str(to))
-			notes = append(notes, note{f.Rule, "apiVersion " + o.APIVersion + " → " + to})
+			notes = append(notes, note{rule: f.Rule, msg: "apiVersion " + o.APIVersion + " → " + to})
 		case f.Rule == SidecarClassicInJob:
 			if opts.KubeVersion.Less(manifest.KubeVersion{Major: 1, Minor: nativeSidecarMinor}) {
 				continue
@@ -295,8 +311,18 @@ func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 				if spec == nil || spec.Kind != yaml.MappingNode || hasMergeKey(spec) {
 					continue
 				}
+				if f.Rule == RunAsNonRoot {
+					changes, caution := fixRunAsNonRootAs(spec, opts.RunAsUser)
+					for _, m := range changes {
+						notes = append(notes, note{rule: f.Rule, msg: prefix(t) + m})
+					}
+					if caution != "" {
+						notes = append(notes, note{rule: f.Rule, msg: prefix(t) + caution, caution: true})
+					}
+					continue
+				}
 				for _, m := range fixer(spec) {
-					notes = append(notes, note{f.Rule, prefix(t) + m})
+					notes = append(notes, note{rule: f.Rule, msg: prefix(t) + m})
 				}
 			}
 		}
@@ -318,7 +344,7 @@ func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 			continue
 		}
 		for _, m := range moveToNativeSidecars(spec, sidecars[p]) {
-			notes = append(notes, note{SidecarClassicInJob, prefix(t) + m})
+			notes = append(notes, note{rule: SidecarClassicInJob, msg: prefix(t) + m})
 		}
 	}
 	return notes

@@ -320,3 +320,50 @@ func BenchmarkFix(b *testing.B) {
 		Fix(fresh, findings, opts)
 	}
 }
+
+// TestRunAsNonRootCautions: setting runAsNonRoot on a pod that names no
+// user is a caution per object (its image may run as root); with RunAsUser
+// the pod gets that user instead and no caution; a pod that names its user
+// gets neither.
+func TestRunAsNonRootCautions(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		uid      int64
+		cautions []string // objects with a caution
+		wantUser string   // a line the fixed db Deployment must hold
+	}{
+		{"no user", 0, []string{"Deployment/shop/db"}, ""},
+		{"--run-as-user 1000", 1000, nil, "runAsUser: 1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, results, out := fixDir(t, "testdata/cautions", Options{RunAsUser: tc.uid})
+			var got []string
+			for _, r := range results {
+				for _, c := range r.Cautions {
+					got = append(got, c.Object.String())
+					if c.Rule != RunAsNonRoot || !strings.Contains(c.Message, `container "postgres"`) || !strings.Contains(c.Message, "--run-as-user") {
+						t.Errorf("caution %s: %s", c.Rule, c.Message)
+					}
+				}
+				for _, c := range r.Changes {
+					if c.Object.Name == "web" && strings.Contains(c.Message, "runAsUser") {
+						t.Errorf("web names its user but got %s", c.Message)
+					}
+				}
+			}
+			if strings.Join(got, ",") != strings.Join(tc.cautions, ",") {
+				t.Errorf("cautions on %q, want %q", got, tc.cautions)
+			}
+			fixed := string(out[filepath.Join("testdata", "cautions", "pods.yaml")])
+			if !strings.Contains(fixed, "runAsNonRoot: true") {
+				t.Fatalf("runAsNonRoot not set:\n%s", fixed)
+			}
+			if tc.wantUser != "" && strings.Count(fixed, tc.wantUser) != 1 {
+				t.Errorf("want %q once in:\n%s", tc.wantUser, fixed)
+			}
+			if tc.wantUser == "" && strings.Contains(fixed, "runAsUser: 1000") {
+				t.Errorf("runAsUser set without --run-as-user:\n%s", fixed)
+			}
+		})
+	}
+}

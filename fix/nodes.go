@@ -1,6 +1,8 @@
 package fix
 
 import (
+	"strconv"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -100,4 +102,8 @@ func scalarValue(n *yaml.Node) string {
 		return ""
 	}
 	return n.Value
+}
+
+func integer(n int64) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(n, 10)}
 }

@@ -3,6 +3,7 @@ package fix
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -79,6 +80,39 @@ func fixRunAsNonRoot(spec *yaml.Node) []string {
 		notes = append(notes, "pod: set runAsNonRoot: true")
 	}
 	return notes
+}
+
+// fixRunAsNonRootAs is fixRunAsNonRoot, then: with uid > 0, runAsUser: uid
+// on the pod when neither it nor every container names a user; else a
+// caution naming the containers whose user only the image knows. With
+// runAsNonRoot: true the kubelet refuses to start a container whose
+// effective user is root (CreateContainerConfigError), and many official
+// images (postgres, nginx, redis, mysql) run as root by default.
+func fixRunAsNonRootAs(spec *yaml.Node, uid int64) (changes []string, caution string) {
+	changes = fixRunAsNonRoot(spec)
+	if len(changes) == 0 {
+		return nil, ""
+	}
+	if get(get(spec, "securityContext"), "runAsUser") != nil {
+		return changes, ""
+	}
+	var unknown []string
+	for _, c := range containersOf(spec) {
+		if get(get(c.node, "securityContext"), "runAsUser") == nil {
+			unknown = append(unknown, c.String())
+		}
+	}
+	if len(unknown) == 0 {
+		return changes, ""
+	}
+	if uid > 0 {
+		if sc := mapping(spec, "securityContext"); sc != nil {
+			setScalar(sc, "runAsUser", integer(uid))
+			return append(changes, fmt.Sprintf("pod: set runAsUser: %d", uid)), ""
+		}
+	}
+	return changes, fmt.Sprintf("runAsNonRoot: true, but %s name no runAsUser, so the image's USER decides: if it is root (the default of many official images: postgres, nginx, redis, mysql) the kubelet refuses to start the container (CreateContainerConfigError); check the image, or run kiln fix --run-as-user N with a non-root UID the image supports",
+		strings.Join(unknown, ", "))
 }
 
 // validSeccomp reports whether a seccompProfile passes the restricted check.

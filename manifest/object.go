@@ -5,6 +5,7 @@ package manifest
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,6 +84,10 @@ type Object struct {
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string
+	// Unit names the rendered unit the object belongs to (a chart, a
+	// kustomization), set by whoever renders it; rules that relate objects
+	// relate only objects of one unit. Empty: the directory of File (see UnitOf).
+	Unit string
 
 	once    sync.Once
 	content map[string]any
@@ -279,4 +284,28 @@ func truncate(s string, n int) string {
 func (o *Object) SetContent(c map[string]any) {
 	o.once.Do(func() {})
 	o.content, o.err = c, nil
+}
+
+// UnitOf returns the rendered unit of an object: its Unit, else the
+// directory of its file. Files of one directory are what `kubectl apply -f
+// DIR` applies together (it does not descend without -R); separate
+// directories are separate environments, overlays or examples.
+func UnitOf(o *Object) string {
+	if o.Unit != "" {
+		return o.Unit
+	}
+	return filepath.Dir(o.File)
+}
+
+// Identity is what makes two definitions one object, the way the API server
+// sees it, within one rendered unit: the API group (not the version:
+// apps/v1 and apps/v1beta2 Deployments are one object), kind, namespace and
+// name. Rules that relate objects key on it, so that copies count once.
+type Identity struct {
+	Unit, Group, Kind, Namespace, Name string
+}
+
+// IdentityOf returns the object's identity.
+func IdentityOf(o *Object) Identity {
+	return Identity{Unit: UnitOf(o), Group: o.Group(), Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,7 +110,12 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 	for _, ds := range diags {
 		all = append(all, ds...)
 	}
-	res.Findings = sortAndDedup(e.place(all, byID, cfg))
+	found := e.place(all, byID, cfg)
+	if unused := unusedIgnores(objs, all, res.Rules, cfg); len(unused) > 0 {
+		res.Rules = append(res.Rules, UnusedIgnoreRule)
+		found = append(found, unused...)
+	}
+	res.Findings = sortAndDedup(found)
 	for _, f := range res.Findings {
 		switch {
 		case f.Suppressed != nil:
@@ -259,6 +265,111 @@ func ignored(o *manifest.Object, rule string) (reason string, ok bool) {
 		}
 	}
 	return "", false
+}
+
+// UnusedIgnoreRule reports a kiln.dev/ignore entry that silenced nothing.
+var UnusedIgnoreRule = &Rule{
+	ID:       "kiln/unused-ignore",
+	Severity: Warning,
+	Summary:  "a kiln.dev/ignore annotation names a rule that reports nothing on its object",
+	Doc: `An entry of a kiln.dev/ignore annotation that matched no finding on its
+object: a typo in the rule ID, a rule that no longer applies since the object
+was fixed, or a rule that does not exist. Unused suppressions hide the next
+real finding of that rule, so kiln reports them (as staticcheck reports
+unused ignore directives), at the annotation. Entries naming rules that the
+configuration turns off are not reported.
+
+Fix: correct the rule ID, or remove the entry.`,
+	Fail: `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  annotations:
+    kiln.dev/ignore: "psa/runAsNonroot # typo: no such rule"
+data: {LOG_LEVEL: info}
+`,
+	Pass: `apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {LOG_LEVEL: info}
+`,
+}
+
+// unusedIgnores reports every kiln.dev/ignore entry that matched none of the
+// diagnostics on its object, unless the config turns every rule it names off.
+func unusedIgnores(objs []*manifest.Object, diags []Diagnostic, known []*Rule, cfg *Config) []Finding {
+	used := map[*manifest.Object]map[string]bool{}
+	for _, d := range diags {
+		if d.Object == nil {
+			continue
+		}
+		v, has := d.Object.Annotations[IgnoreAnnotation]
+		if !has {
+			continue
+		}
+		ids, _, _ := strings.Cut(v, "#")
+		for _, id := range strings.Split(ids, ",") {
+			if id = strings.TrimSpace(id); matchRule(id, d.Rule) {
+				if used[d.Object] == nil {
+					used[d.Object] = map[string]bool{}
+				}
+				used[d.Object][id] = true
+			}
+		}
+	}
+	var out []Finding
+	field := "metadata.annotations[" + strconv.Quote(IgnoreAnnotation) + "]"
+	for _, o := range objs {
+		v, has := o.Annotations[IgnoreAnnotation]
+		if !has {
+			continue
+		}
+		ids, _, _ := strings.Cut(v, "#")
+		for _, id := range strings.Split(ids, ",") {
+			id = strings.TrimSpace(id)
+			if id == "" || used[o][id] || allOff(id, known, cfg) {
+				continue
+			}
+			msg := fmt.Sprintf("%s entry %q suppresses nothing: no finding of that rule on this object; remove it (or fix the rule ID)", IgnoreAnnotation, id)
+			if !matchesAny(id, known) {
+				msg = fmt.Sprintf("%s entry %q names no rule kiln knows; `kiln rules` lists them", IgnoreAnnotation, id)
+			}
+			if cfg.setting(UnusedIgnoreRule.ID).off {
+				continue
+			}
+			sev := UnusedIgnoreRule.Severity
+			if s := cfg.setting(UnusedIgnoreRule.ID).severity; s != 0 {
+				sev = s
+			}
+			out = append(out, Finding{Rule: UnusedIgnoreRule.ID, Severity: sev, Message: msg, Pos: o.Locate(field), Object: o.Ref(), Field: field})
+		}
+	}
+	return out
+}
+
+// matchesAny reports whether a pattern names at least one known rule.
+func matchesAny(pattern string, known []*Rule) bool {
+	for _, r := range known {
+		if matchRule(pattern, r.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// allOff reports whether the config turns off every known rule the pattern
+// names (at least one): such an entry is waiting for the rule to come back.
+func allOff(pattern string, known []*Rule, cfg *Config) bool {
+	n := 0
+	for _, r := range known {
+		if matchRule(pattern, r.ID) {
+			if cfg.Enabled(r.ID) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // matchRule matches a rule ID against an ID or a pattern ending in "*" ("psa/*", "*").

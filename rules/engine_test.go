@@ -86,6 +86,7 @@ func TestEngineOrderingDedupSuppression(t *testing.T) {
 a.yaml:16:1 error test/c-rule dup
 a.yaml:19:5 warning test/a-rule image of a
 z.yaml:1:1 error test/b-rule object b [suppressed annotation: vendored chart, fixed upstream]
+z.yaml:6:5 warning kiln/unused-ignore kiln.dev/ignore entry "other/*" names no rule kiln knows; ` + "`kiln rules`" + ` lists them
 z.yaml:7:1 error test/c-rule dup
 z.yaml:10:5 warning test/a-rule image of b
 z.yaml:12:1 error test/b-rule object a
@@ -95,11 +96,11 @@ z.yaml:19:5 warning test/a-rule image of a
 	if got := describe(res.Findings); got != want {
 		t.Errorf("findings:\n%s\nwant:\n%s", got, want)
 	}
-	wantSum := Summary{Files: 2, Objects: 3, Errors: 5, Warnings: 3, Infos: 0, Suppressed: 1}
+	wantSum := Summary{Files: 2, Objects: 3, Errors: 5, Warnings: 4, Infos: 0, Suppressed: 1}
 	if res.Summary != wantSum {
 		t.Errorf("summary = %+v, want %+v", res.Summary, wantSum)
 	}
-	if !res.HasErrors() || len(res.Active()) != 8 {
+	if !res.HasErrors() || len(res.Active()) != 9 {
 		t.Errorf("HasErrors=%v active=%d", res.HasErrors(), len(res.Active()))
 	}
 }
@@ -332,5 +333,57 @@ func TestJudgesAndDropContent(t *testing.T) {
 	}
 	if got, want := describe(dropped.Findings), describe(kept.Findings); got != want || len(kept.Findings) != 201 {
 		t.Errorf("findings with DropContent:\n%s\nwithout (%d):\n%s", got, len(kept.Findings), want)
+	}
+}
+
+// TestUnusedIgnores: an ignore entry that matches no finding on its object
+// is a warning at the annotation; one naming a rule the config turns off is
+// not; kiln/unused-ignore itself can be turned off.
+func TestUnusedIgnores(t *testing.T) {
+	src := `apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  annotations:
+    kiln.dev/ignore: "test/a-rule, test/b-rul, test/c-rule, test/off # why"
+spec:
+  containers: [{name: app, image: nginx}]
+`
+	checker := &Checker{Name: "test", Rules: []*Rule{
+		{ID: "test/a-rule", Severity: Warning}, {ID: "test/c-rule", Severity: Warning}, {ID: "test/off", Severity: Warning},
+	}, Run: func(p *Pass) error {
+		for _, o := range p.Objects {
+			p.Reportf("test/a-rule", o, "spec", "a")
+		}
+		return nil
+	}}
+	for _, tc := range []struct {
+		name string
+		cfg  map[string]string
+		want string
+	}{
+		{"default", map[string]string{"test/off": "off"}, `6:5 warning kiln/unused-ignore kiln.dev/ignore entry "test/b-rul" names no rule kiln knows
+6:5 warning kiln/unused-ignore kiln.dev/ignore entry "test/c-rule" suppresses nothing
+`},
+		{"turned off", map[string]string{"test/off": "off", "kiln/unused-ignore": "off"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &Config{Rules: tc.cfg}
+			res, err := (&Engine{Checkers: []*Checker{checker}, Config: cfg}).Run(parse(t, "p.yaml", src), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			for _, f := range res.Findings {
+				if f.Rule == UnusedIgnoreRule.ID {
+					msg, _, _ := strings.Cut(f.Message, ":")
+					msg, _, _ = strings.Cut(msg, ";")
+					fmt.Fprintf(&got, "%d:%d %s %s %s\n", f.Pos.Line, f.Pos.Column, f.Severity, f.Rule, msg)
+				}
+			}
+			if got.String() != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got.String(), tc.want)
+			}
+		})
 	}
 }

@@ -20,6 +20,7 @@ func newFixCmd(e *env) *cobra.Command {
 	var format, failOn string
 	var dryRun, noColor bool
 	var only []string
+	var runAsUser int64
 	cmd := &cobra.Command{
 		Use:   "fix [PATH...]",
 		Short: "Rewrite manifests in place to fix what can be fixed automatically",
@@ -37,6 +38,11 @@ values change; comments, key order, quoting and other documents keep their bytes
 Files with a parse error and JSON files are left unchanged. Writes are atomic
 and keep the file mode. Afterwards the findings that remain are listed.
 
+Changes that can stop a pod from starting are listed per object as cautions:
+runAsNonRoot: true on a pod that names no runAsUser makes the kubelet refuse
+an image that runs as root. --run-as-user N sets runAsUser: N on those pods
+instead (N > 0, a UID the images can run as).
+
 Exit codes, as kiln lint: 0 no remaining finding at the --fail-on level, 1 some
 remain (error-level by default), 2 usage or input error (including a file that
 could not be parsed or written).`,
@@ -47,6 +53,9 @@ could not be parsed or written).`,
 			threshold, err := parseFailOn(failOn)
 			if err != nil {
 				return err
+			}
+			if runAsUser < 0 || cmd.Flags().Changed("run-as-user") && runAsUser == 0 {
+				return usageErrorf("--run-as-user %d: use a non-root user ID (1 or more)", runAsUser)
 			}
 			for _, p := range only {
 				if !matchesFixable(p) {
@@ -81,7 +90,7 @@ could not be parsed or written).`,
 			}
 			inputErrs = append(inputErrs, specErrs...)
 
-			results := fix.Fix(files, res.Findings, fix.Options{KubeVersion: opts.KubeVersion, Only: only})
+			results := fix.Fix(files, res.Findings, fix.Options{KubeVersion: opts.KubeVersion, Only: only, RunAsUser: runAsUser})
 			// stdout carries the diff (--dry-run) or a machine-readable report
 			// (--format other than text); what was fixed then goes to stderr.
 			info, reportTo := e.stdout, e.stdout
@@ -142,6 +151,7 @@ could not be parsed or written).`,
 	fl.StringArrayVar(&only, "rule", nil, "fix only findings of this rule ID or glob, e.g. psa/runAsNonRoot or 'psa/*' (repeatable)")
 	fl.StringVarP(&format, "format", "f", "text", "format of the remaining findings: "+strings.Join(report.Formats, ", ")+" (other than text, the list of fixes goes to stderr)")
 	fl.BoolVar(&noColor, "no-color", false, "never colour the text output")
+	fl.Int64Var(&runAsUser, "run-as-user", 0, "set runAsUser to this non-root UID on pods that get runAsNonRoot: true and name no user (instead of a caution)")
 	fl.StringVar(&failOn, "fail-on", "error", "lowest severity of a remaining finding that makes kiln exit 1: "+failOnValues)
 	return cmd
 }
@@ -172,6 +182,9 @@ func lintFiles(files []*fix.File, after map[*fix.File][]byte, cfg *rules.Config,
 func printChanges(w io.Writer, r *fix.Result) {
 	for _, c := range r.Changes {
 		fmt.Fprintf(w, "%s: %s: %s: %s\n", c.Pos, c.Rule, c.Object, c.Message)
+	}
+	for _, c := range r.Cautions {
+		fmt.Fprintf(w, "%s: caution: %s: %s: %s\n", c.Pos, c.Rule, c.Object, c.Message)
 	}
 	for _, d := range r.Reformatted {
 		fmt.Fprintf(w, "%s: document %d could not be patched line by line and was re-encoded whole\n", r.File.Path, d+1)

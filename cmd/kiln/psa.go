@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/kilnhq/kiln/compiler"
+	"github.com/kilnhq/kiln/fix"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules/psa"
 	"github.com/spf13/cobra"
@@ -31,8 +33,13 @@ upstream Pod Security evaluator, as kiln lint does, and prints:
   - the labels to roll it out, in the order of the upstream migration guide:
     audit, then warn, then enforce (then audit and warn at the next level);
   - per workload, the checks that block the next level, with file:line:col.
+  - what kiln fix would gain: the checks it repairs are marked, and when it
+    repairs all that block the next level, the level it reaches;
+  - for a Namespace defined in the input, where to edit its labels (file:line)
+    instead of kubectl label, which a GitOps controller would revert.
 Workloads without metadata.namespace are in "default". App specs among the
-inputs are compiled first.
+inputs are compiled first; without --kube-version (or kubeVersion in the
+config) the plan is for the oldest spec.target.kubernetes among them.
 
 Exit codes: 0 plan printed, 2 usage or input error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,8 +51,13 @@ Exit codes: 0 plan printed, 2 usage or input error.`,
 			if err != nil {
 				return err
 			}
-			_, objs, inputErrs := loadObjects(e, args, cfg, opts)
-			plan, err := psa.NewPlan(objs, opts.KubeVersion)
+			set, objs, inputErrs := loadObjects(e, args, cfg, opts)
+			if kubeVersion == "" && cfg.KubeVersion == "" {
+				if v, ok := specTarget(set.Objects()); ok {
+					opts.KubeVersion = v
+				}
+			}
+			plan, err := psa.NewPlanWith(objs, opts.KubeVersion, psa.PlanOptions{Fixable: fix.Fixable})
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
 			}
@@ -68,4 +80,31 @@ Exit codes: 0 plan printed, 2 usage or input error.`,
 	cmd.Flags().StringVar(&kubeVersion, "kube-version", "", "target Kubernetes version; the plan pins Pod Security to it (default "+manifest.LatestKube.String()+")")
 	cmd.Flags().StringVar(&config, "config", "", "config file (path excludes and kube-version are read from it)")
 	return cmd
+}
+
+// specTarget returns the oldest spec.target.kubernetes of the App specs
+// among objs, if any names one.
+func specTarget(objs []*manifest.Object) (manifest.KubeVersion, bool) {
+	var oldest manifest.KubeVersion
+	found := false
+	for _, o := range objs {
+		if !compiler.IsSpec(o) {
+			continue
+		}
+		content, err := o.Content()
+		if err != nil {
+			continue
+		}
+		spec, _ := content["spec"].(map[string]any)
+		target, _ := spec["target"].(map[string]any)
+		s, _ := target["kubernetes"].(string)
+		v, err := manifest.ParseKubeVersion(s)
+		if err != nil {
+			continue
+		}
+		if !found || v.Less(oldest) {
+			oldest, found = v, true
+		}
+	}
+	return oldest, found
 }

@@ -38,3 +38,27 @@ func TestPSAPlanCLI(t *testing.T) {
 		}
 	}
 }
+
+// TestPSAPlanSpecTarget: without --kube-version, the plan is for the App
+// spec's target.kubernetes; the flag still wins.
+func TestPSAPlanSpecTarget(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"app.yaml": `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: shop, namespace: shop}
+spec:
+  target: {kubernetes: "1.31"}
+  namespace:
+    security: {enforce: baseline}
+  services:
+    web:
+      containers: [{name: app, image: ghcr.io/acme/shop:1.4.2}]
+`})
+	code, stdout, stderr := runKiln(t, "", "psa", "plan", dir)
+	if code != exitOK || !strings.HasPrefix(stdout, "Pod Security plan for v1.31\n") {
+		t.Errorf("exit %d, want the spec's target v1.31:\n%s%s", code, stdout, stderr)
+	}
+	_, stdout, _ = runKiln(t, "", "psa", "plan", "--kube-version", "1.33", dir)
+	if !strings.HasPrefix(stdout, "Pod Security plan for v1.33\n") {
+		t.Errorf("--kube-version should win over the spec's target:\n%s", stdout)
+	}
+}

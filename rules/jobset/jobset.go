@@ -5,8 +5,9 @@
 // that others reach by hostname without Indexed completion.
 //
 // Every rule is single-object (it reads one JobSet). All but
-// torchrun-nnodes are written as ValidatingAdmissionPolicies in
-// rules/policies; torchrun-nnodes stays in Go because it tokenises shell
+// torchrun-nnodes and rwo-claim-policy are written as
+// ValidatingAdmissionPolicies in rules/policies; rwo-claim-policy stays in
+// Go beside the storage rules' wording, and torchrun-nnodes because it tokenises shell
 // command lines ("bash -c 'torchrun --nnodes=8 …'"), takes a flag's value
 // from the next element, and expands $(VAR) references from the
 // container's env, which CEL cannot do without weakening the rule.
@@ -30,6 +31,7 @@ const (
 	DependsOn      = "jobset/depends-on"
 	SuccessTargets = "jobset/success-targets"
 	Indexed        = "jobset/indexed"
+	RWOClaimPolicy = "jobset/rwo-claim-policy"
 )
 
 // Checker reports the jobset rules.
@@ -39,7 +41,17 @@ func init() { rules.Register(Checker) }
 
 // jobSet is what torchrun-nnodes needs from a JobSet, with field paths.
 type jobSet struct {
-	rjobs []*rjob
+	rjobs  []*rjob
+	claims []*sharedClaim
+}
+
+// sharedClaim is one template of spec.volumeClaimPolicies: the JobSet
+// controller creates one claim from it, shared by every pod that mounts a
+// volume of its name.
+type sharedClaim struct {
+	path  string // spec.volumeClaimPolicies[i].templates[j]
+	name  string
+	modes []string
 }
 
 // rjob is one replicated job.
@@ -49,6 +61,8 @@ type rjob struct {
 	replicas    int64
 	parallelism int64 // default 1
 	containers  []podutil.Container
+	// after are the replicated jobs this one starts after (dependsOn with status Complete).
+	after []string
 }
 
 // pods is how many pods the replicated job runs at once: replicas × parallelism.
@@ -68,7 +82,27 @@ func parse(content map[string]any) *jobSet {
 			replicas:    podutil.IntOr(m, "replicas", 1),
 			parallelism: podutil.IntOr(podutil.Map(m, "template", "spec"), "parallelism", 1)}
 		r.containers = podutil.Containers(content, r.field("template.spec.template.spec"))
+		for _, d := range podutil.List(m, "dependsOn") {
+			dm, _ := d.(map[string]any)
+			if podutil.Str(dm, "status") == "Complete" {
+				r.after = append(r.after, podutil.Str(dm, "name"))
+			}
+		}
 		js.rjobs = append(js.rjobs, r)
+	}
+	for i, item := range podutil.List(podutil.Map(content, "spec"), "volumeClaimPolicies") {
+		pm, _ := item.(map[string]any)
+		for j, t := range podutil.List(pm, "templates") {
+			tm, _ := t.(map[string]any)
+			c := &sharedClaim{path: "spec.volumeClaimPolicies[" + strconv.Itoa(i) + "].templates[" + strconv.Itoa(j) + "]",
+				name: podutil.Str(podutil.Map(tm, "metadata"), "name")}
+			for _, m := range podutil.List(podutil.Map(tm, "spec"), "accessModes") {
+				if s, ok := m.(string); ok {
+					c.modes = append(c.modes, s)
+				}
+			}
+			js.claims = append(js.claims, c)
+		}
 	}
 	return js
 }
@@ -82,6 +116,7 @@ var checks = []struct {
 	fn   func(js *jobSet, r report)
 }{
 	{TorchrunNnodes, checkTorchrun},
+	{RWOClaimPolicy, checkClaimPolicies},
 }
 
 func prepare(p *rules.Pass) (rules.Judge, error) {

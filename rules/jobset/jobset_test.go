@@ -10,13 +10,13 @@ import (
 	"github.com/kilnhq/kiln/rules/policies"
 )
 
-// checker runs every jobset rule: torchrun-nnodes (Go, Checker) and the
+// checker runs every jobset rule: torchrun-nnodes and rwo-claim-policy (Go, Checker) and the
 // others, policies in rules/policies.
 var checker = ruletest.Combine("jobset", Checker, policies.NewChecker("jobset-policies", func(id string) bool { return strings.HasPrefix(id, "jobset/") }))
 
 func TestFixtures(t *testing.T) {
-	if len(checker.Rules) != 6 {
-		t.Errorf("%d jobset rules, want 6", len(checker.Rules))
+	if len(checker.Rules) != 7 {
+		t.Errorf("%d jobset rules, want 7", len(checker.Rules))
 	}
 	ruletest.CheckFixtures(t, checker)
 }

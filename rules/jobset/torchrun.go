@@ -120,6 +120,51 @@ func launchFlags(c podutil.Container) (nnodes, nproc []launchValue) {
 	return nnodes, nproc
 }
 
+// launcherAt returns the field of the element that starts torchrun (the
+// torchrun command, or python -m torch.distributed.run / .launch) in a
+// container's command or args, or "" when it starts none.
+func launcherAt(c podutil.Container) string {
+	for _, key := range []string{"command", "args"} {
+		for i, el := range podutil.List(c.M, key) {
+			s, _ := el.(string)
+			for _, tok := range strings.Fields(s) {
+				tok = strings.Trim(tok, `"';&|()`)
+				if tok == "torchrun" || strings.HasSuffix(tok, "/torchrun") ||
+					tok == "torch.distributed.run" || tok == "torch.distributed.launch" {
+					return fmt.Sprintf("%s.%s[%d]", c.Path, key, i)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// mentionsNnodes reports whether --nnodes appears in the container's
+// command or args in a form launchFlags could not read (e.g. "--nnodes=${N}"
+// in a script): the size is set, just not known here.
+func mentionsNnodes(c podutil.Container) bool {
+	for _, key := range []string{"command", "args"} {
+		for _, el := range podutil.List(c.M, key) {
+			if s, _ := el.(string); strings.Contains(s, "--nnodes") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setsNnodes reports whether the container sets PET_NNODES in env at all
+// (a literal or from a ConfigMap, Secret or field): torchrun then reads it.
+func setsNnodes(c podutil.Container) bool {
+	for _, e := range podutil.List(c.M, "env") {
+		m, _ := e.(map[string]any)
+		if podutil.Str(m, "name") == "PET_NNODES" {
+			return true
+		}
+	}
+	return false
+}
+
 // gpuLimit returns the container's nvidia.com/gpu limit (else request).
 func gpuLimit(c podutil.Container) (int64, bool) {
 	res := podutil.Map(c.M, "resources")
@@ -152,6 +197,13 @@ func checkTorchrun(js *jobSet, r report) {
 		n   nodeRange
 	}
 	var all []found
+	// Launchers without --nnodes: torchrun then runs each pod as a
+	// single-node job (its default is --nnodes=1:1).
+	type bare struct {
+		rj    *rjob
+		field string
+	}
+	var bares []bare
 	// Pods of every replicated job that launches torchrun: a leader/worker
 	// split (leader 1 pod + workers 7 pods, all with --nnodes=8) is one job.
 	var group int64
@@ -162,6 +214,10 @@ func checkTorchrun(js *jobSet, r report) {
 				continue
 			}
 			nnodes, nproc := launchFlags(c)
+			if at := launcherAt(c); at != "" && len(nnodes) == 0 && !setsNnodes(c) && !mentionsNnodes(c) {
+				bares = append(bares, bare{rj, at})
+				launches = true
+			}
 			for _, v := range nnodes {
 				if n, ok := parseNodes(v.value); ok {
 					all = append(all, found{rj, v, n})
@@ -181,6 +237,13 @@ func checkTorchrun(js *jobSet, r report) {
 		if launches {
 			group += rj.pods()
 		}
+	}
+	for _, b := range bares {
+		if group <= 1 {
+			continue
+		}
+		r(0, b.field, fmt.Sprintf("torchrun runs without --nnodes (or PET_NNODES) in %d pods (replicated job %q: replicas %d × parallelism %d): it defaults to one node, so every pod trains on its own as a separate single-node job and they never exchange gradients; set --nnodes=%d with a rendezvous (--rdzv-endpoint, or --master_addr and --node_rank from JOB_COMPLETION_INDEX)",
+			group, b.rj.name, b.rj.replicas, b.rj.parallelism, group))
 	}
 	for _, f := range all {
 		pods := f.rj.pods()

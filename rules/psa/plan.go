@@ -43,6 +43,20 @@ type NamespacePlan struct {
 	NextVersion string `json:"nextVersion,omitempty"`
 	// Workloads are the namespace's workloads, each with the checks that block Next.
 	Workloads []WorkloadPlan `json:"workloads"`
+	// FixReaches is the level and version ("restricted v1.37") the namespace
+	// passes once kiln fix has repaired what it can: set when every check
+	// that blocks Next is one kiln fix repairs (PlanOptions.Fixable).
+	FixReaches string `json:"fixReaches,omitempty"`
+	// LabelsAt is where to edit the labels of a Namespace defined in the
+	// input (its metadata.labels, else its metadata): a GitOps controller
+	// reverts a kubectl label on a Namespace kept in Git.
+	LabelsAt *Location `json:"labelsAt,omitempty"`
+}
+
+// PlanOptions tune a plan.
+type PlanOptions struct {
+	// Fixable reports whether kiln fix repairs a rule's findings (nil: none).
+	Fixable func(rule string) bool
 }
 
 // Step is one label change of a rollout.
@@ -66,6 +80,8 @@ type Blocker struct {
 	Message string   `json:"message"`
 	Field   string   `json:"field,omitempty"`
 	Pos     Location `json:"pos"`
+	// Fixable is set when kiln fix repairs this check.
+	Fixable bool `json:"fixable,omitempty"`
 }
 
 // Location is a place in a file.
@@ -101,6 +117,11 @@ type decodedTemplate struct {
 
 // NewPlan plans the namespaces of objs for the target Kubernetes version.
 func NewPlan(objs []*manifest.Object, kube manifest.KubeVersion) (*Plan, error) {
+	return NewPlanWith(objs, kube, PlanOptions{})
+}
+
+// NewPlanWith is NewPlan with options.
+func NewPlanWith(objs []*manifest.Object, kube manifest.KubeVersion, opts PlanOptions) (*Plan, error) {
 	j, err := sharedJudge()
 	if err != nil {
 		return nil, err
@@ -122,6 +143,8 @@ func NewPlan(objs []*manifest.Object, kube manifest.KubeVersion) (*Plan, error) 
 				pos := location(o.Pos())
 				ns.Defined = &pos
 				ns.Current = psaLabels(o.Labels)
+				at := location(o.Locate("metadata.labels"))
+				ns.LabelsAt = &at
 			}
 			continue
 		}
@@ -144,6 +167,7 @@ func NewPlan(objs []*manifest.Object, kube manifest.KubeVersion) (*Plan, error) 
 	for _, n := range names {
 		ns := byNS[n]
 		planNamespace(j, ns, workloads[n], target)
+		markFixable(ns, opts.Fixable)
 		plan.Namespaces = append(plan.Namespaces, *ns)
 	}
 	return plan, nil
@@ -303,5 +327,25 @@ func planNamespace(j *judge, ns *NamespacePlan, ws []*workload, target api.Versi
 		for k, v := range s.Labels {
 			ns.Labels[k] = v
 		}
+	}
+}
+
+// markFixable marks the blocking checks kiln fix repairs, and sets
+// FixReaches when it repairs all of them.
+func markFixable(ns *NamespacePlan, fixable func(string) bool) {
+	if fixable == nil || ns.Next == "" {
+		return
+	}
+	all, some := true, false
+	for i := range ns.Workloads {
+		for k := range ns.Workloads[i].Blocking {
+			b := &ns.Workloads[i].Blocking[k]
+			b.Fixable = fixable(b.Rule)
+			all = all && b.Fixable
+			some = true
+		}
+	}
+	if all && some {
+		ns.FixReaches = ns.Next + " " + ns.NextVersion
 	}
 }

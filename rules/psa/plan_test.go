@@ -26,8 +26,18 @@ func readPlanInput(t *testing.T) []*manifest.Object {
 	return objs
 }
 
+// fixable are the rules kiln fix repairs (fix.Rules, without the import).
+func fixable(rule string) bool {
+	switch rule {
+	case "psa/runAsNonRoot", "psa/seccompProfile_restricted", "psa/seccompProfile_baseline",
+		"psa/allowPrivilegeEscalation", "psa/capabilities_restricted", "psa/capabilities_baseline":
+		return true
+	}
+	return false
+}
+
 func TestPlanGolden(t *testing.T) {
-	plan, err := NewPlan(readPlanInput(t), manifest.LatestKube)
+	plan, err := NewPlanWith(readPlanInput(t), manifest.LatestKube, PlanOptions{Fixable: fixable})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,5 +129,43 @@ func TestPlanEmpty(t *testing.T) {
 	}
 	if want := "Pod Security plan for v1.37\n\nno namespaces and no workloads in the input\n"; b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+// TestPlanFixAndGit: the plan says what kiln fix reaches (tools passes
+// restricted only at v1.18, and what blocks v1.37 is all fixable), and
+// points at the labels of Namespaces in the input instead of kubectl label.
+func TestPlanFixAndGit(t *testing.T) {
+	plan, err := NewPlanWith(readPlanInput(t), manifest.LatestKube, PlanOptions{Fixable: fixable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range plan.Namespaces {
+		switch ns.Name {
+		case "tools":
+			if ns.FixReaches != "restricted v1.37" {
+				t.Errorf("tools: FixReaches %q, want restricted v1.37", ns.FixReaches)
+			}
+		case "infra":
+			if ns.FixReaches != "" {
+				t.Errorf("infra (hostNetwork, not fixable): FixReaches %q", ns.FixReaches)
+			}
+		}
+		if (ns.Defined != nil) != (ns.LabelsAt != nil) {
+			t.Errorf("%s: defined %v, labelsAt %v", ns.Name, ns.Defined, ns.LabelsAt)
+		}
+	}
+	out := text.String()
+	if !bytes.Contains(text.Bytes(), []byte("kiln fix: reaches restricted v1.37 (")) {
+		t.Errorf("text does not say what kiln fix reaches:\n%s", out)
+	}
+	for _, ns := range plan.Namespaces {
+		if ns.LabelsAt != nil && bytes.Contains(text.Bytes(), []byte("kubectl label --overwrite namespace "+ns.Name+" ")) {
+			t.Errorf("%s is in the input but the plan says kubectl label", ns.Name)
+		}
 	}
 }

@@ -73,9 +73,22 @@ func (p *Plan) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(&b, "  warning:  enforce=%s today rejects the pods of %d %s\n", cur, rejected, plural(rejected, "workload", "workloads"))
 		}
-		b.WriteString("  steps:\n")
+		if ns.FixReaches != "" {
+			fmt.Fprintf(&b, "  kiln fix: reaches %s (it repairs every check that blocks it, below); run kiln fix (and read its cautions), then plan again\n", ns.FixReaches)
+		} else if n, all := fixableCount(ns); n > 0 {
+			fmt.Fprintf(&b, "  kiln fix: repairs %d of the %d checks that block %s %s\n", n, all, ns.Next, ns.NextVersion)
+		}
+		if ns.LabelsAt != nil {
+			b.WriteString("  steps (the Namespace is in the input: edit its labels there, a GitOps controller reverts kubectl label):\n")
+		} else {
+			b.WriteString("  steps:\n")
+		}
 		for i, s := range ns.Steps {
-			fmt.Fprintf(&b, "    %d. %-10s kubectl label --overwrite namespace %s %s\n", i+1, s.Mode, ns.Name, labelList(s.Labels, " "))
+			if ns.LabelsAt != nil {
+				fmt.Fprintf(&b, "    %d. %-10s %s: set labels %s\n", i+1, s.Mode, ns.LabelsAt, labelList(s.Labels, " "))
+			} else {
+				fmt.Fprintf(&b, "    %d. %-10s kubectl label --overwrite namespace %s %s\n", i+1, s.Mode, ns.Name, labelList(s.Labels, " "))
+			}
 			fmt.Fprintf(&b, "       %-10s %s\n", "", s.Why)
 		}
 		if ns.Next == "" {
@@ -88,12 +101,29 @@ func (p *Plan) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(&b, "    %s (%s), passes %s\n", wp.Object, wp.Pos, wp.Level)
 			for _, bl := range wp.Blocking {
-				fmt.Fprintf(&b, "      %s  %s  %s\n", bl.Pos, bl.Rule, bl.Message)
+				fixable := ""
+				if bl.Fixable {
+					fixable = "  (kiln fix)"
+				}
+				fmt.Fprintf(&b, "      %s  %s  %s%s\n", bl.Pos, bl.Rule, bl.Message, fixable)
 			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// fixableCount counts the blocking checks kiln fix repairs, and all of them.
+func fixableCount(ns NamespacePlan) (fixable, all int) {
+	for _, wp := range ns.Workloads {
+		for _, bl := range wp.Blocking {
+			all++
+			if bl.Fixable {
+				fixable++
+			}
+		}
+	}
+	return fixable, all
 }
 
 // labelList formats labels as k=v, sorted by key.

@@ -6,14 +6,18 @@ import (
 
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
 	"github.com/kilnhq/kiln/rules/policies"
+	"github.com/kilnhq/kiln/rules/sidecar"
 )
 
-// checker runs the sidecar rules (written as policies in rules/policies).
-var checker = policies.NewChecker("sidecar", func(id string) bool { return strings.HasPrefix(id, "sidecar/") })
+// asPolicies are the sidecar rules written as policies in rules/policies.
+var asPolicies = policies.NewChecker("sidecar-policies", func(id string) bool { return strings.HasPrefix(id, "sidecar/") })
+
+// checker runs every sidecar rule: the policies and the Go checker (sidecar/injected-in-job).
+var checker = ruletest.Combine("sidecar", sidecar.Checker, asPolicies)
 
 func TestFixtures(t *testing.T) {
-	if len(checker.Rules) != 6 {
-		t.Errorf("the policies implement %d sidecar rules, want 6", len(checker.Rules))
+	if len(asPolicies.Rules) != 6 {
+		t.Errorf("the policies implement %d sidecar rules, want 6", len(asPolicies.Rules))
 	}
 	ruletest.CheckFixtures(t, checker)
 }

@@ -14,6 +14,7 @@ var helpersYAML []byte
 // helper is one entry of helpers.yaml.
 type helper struct {
 	What   string   `yaml:"what"`
+	Source string   `yaml:"source"`
 	Images []string `yaml:"images"`
 }
 
@@ -28,8 +29,8 @@ func mustLoadHelpers(data []byte) []helper {
 		panic(fmt.Sprintf("sidecar: helpers.yaml: %v", err))
 	}
 	for _, h := range doc.Helpers {
-		if h.What == "" || len(h.Images) == 0 {
-			panic(fmt.Sprintf("sidecar: helpers.yaml: entry %+v needs what and images", h))
+		if h.What == "" || h.Source == "" || len(h.Images) == 0 {
+			panic(fmt.Sprintf("sidecar: helpers.yaml: entry %+v needs what, source and images", h))
 		}
 	}
 	return doc.Helpers

@@ -1,4 +1,6 @@
-// Package sidecar holds the data behind kiln's sidecar rules (sidecar/…):
+// Package sidecar holds kiln's sidecar rules (sidecar/…): the Go checker of
+// sidecar/injected-in-job (mesh proxies injected into Job pods; it needs the
+// pod's Namespace), and the data behind the others:
 // the table of long-running helper images (helpers.yaml) and how images
 // are matched against it (Repository, KnownHelper).
 //

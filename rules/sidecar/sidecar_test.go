@@ -22,6 +22,12 @@ func TestKnownHelper(t *testing.T) {
 		{"hashicorp/vault:1.17", "Vault Agent"},
 		{"gcr.io/datadoghq/agent:7", "Datadog Agent"},
 		{"localhost:5000/envoy", "Envoy proxy"},
+		{"quay.io/brancz/kube-rbac-proxy:v0.18.0", "kube-rbac-proxy"},
+		{"registry.k8s.io/kubebuilder/kube-rbac-proxy:v0.16.0", "kube-rbac-proxy"},
+		{"quay.io/prometheus-operator/prometheus-config-reloader:v0.75.0", "Prometheus config reloader"},
+		{"ghcr.io/jimmidyson/configmap-reload:v0.13.1", "configmap-reload"},
+		{"quay.io/kiwigrid/k8s-sidecar:1.27.4", "k8s-sidecar (kiwigrid, ConfigMap/Secret watcher)"},
+		{"ghcr.io/acme/k8s-sidecar:1.0", ""},
 		// Generic last segments are not trusted on their own.
 		{"ghcr.io/acme/proxy:1.0", ""},
 		{"ghcr.io/acme/agent:1.0", ""},

@@ -98,21 +98,38 @@ func podsOf(o *manifest.Object, content map[string]any, t manifest.PodTemplate) 
 	return n, fmt.Sprintf("%s (%d replicas)", name, n)
 }
 
+// claimKey names a claim within its rendered unit and namespace: pods
+// mount claims of their own namespace, and a unit (a chart, a
+// kustomization, a directory) is what is applied together.
+type claimKey struct{ unit, namespace, name string }
+
 // checkRWOShared: a ReadWriteOnce(Pod) claim in the input mounted by more
-// than one pod at once: by a workload with several pods, or by several workloads.
+// than one pod at once: by a workload with several pods, or by several
+// workloads. Objects are identified by group, kind, namespace and name
+// (manifest.Identity), so copies of one workload count once and each user
+// is named once.
 func checkRWOShared(p *rules.Pass, claims []*claim) {
-	byKey := map[string]*claim{}
+	byKey := map[claimKey]*claim{}
 	for _, c := range claims {
 		if !c.template && !c.hasMode("ReadWriteMany") && !c.hasMode("ReadOnlyMany") &&
 			(c.hasMode("ReadWriteOnce") || c.hasMode("ReadWriteOncePod")) {
-			byKey[c.namespace+"/"+c.name] = c
+			k := claimKey{manifest.UnitOf(c.obj), c.namespace, c.name}
+			if byKey[k] == nil {
+				byKey[k] = c
+			}
 		}
 	}
 	if len(byKey) == 0 {
 		return
 	}
-	uses := map[string][]claimUse{}
+	uses := map[claimKey][]claimUse{}
+	seen := map[manifest.Identity]bool{}
 	for _, o := range p.Objects {
+		id := manifest.IdentityOf(o)
+		if seen[id] {
+			continue // a copy: object/duplicate reports it
+		}
+		seen[id] = true
 		content, err := o.Content()
 		if err != nil || content == nil {
 			continue
@@ -124,18 +141,32 @@ func checkRWOShared(p *rules.Pass, claims []*claim) {
 			}
 			for j, v := range podutil.List(podutil.Spec(content, t.SpecPath()), "volumes") {
 				m, _ := v.(map[string]any)
-				key := o.Namespace + "/" + podutil.Str(podutil.Map(m, "persistentVolumeClaim"), "claimName")
-				if byKey[key] != nil {
-					uses[key] = append(uses[key], claimUse{obj: o, field: t.SpecPath() + ".volumes[" + strconv.Itoa(j) + "]", pods: pods, what: what})
+				k := claimKey{id.Unit, o.Namespace, podutil.Str(podutil.Map(m, "persistentVolumeClaim"), "claimName")}
+				if byKey[k] == nil {
+					continue
 				}
+				// One use per template: a pod that mounts the claim twice is still one pod.
+				if us := uses[k]; len(us) > 0 && us[len(us)-1].obj == o && us[len(us)-1].what == what {
+					continue
+				}
+				uses[k] = append(uses[k], claimUse{obj: o, field: t.SpecPath() + ".volumes[" + strconv.Itoa(j) + "]", pods: pods, what: what})
 			}
 		}
 	}
-	keys := make([]string, 0, len(uses))
+	keys := make([]claimKey, 0, len(uses))
 	for k := range uses {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.unit != b.unit {
+			return a.unit < b.unit
+		}
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
+		}
+		return a.name < b.name
+	})
 	for _, k := range keys {
 		c, us := byKey[k], uses[k]
 		mode, sev := "ReadWriteOnce", rules.Warning
@@ -143,18 +174,16 @@ func checkRWOShared(p *rules.Pass, claims []*claim) {
 		if c.hasMode("ReadWriteOncePod") {
 			mode, sev = "ReadWriteOncePod", rules.Error
 			effect = "only one pod can mount it; the others stay Pending"
-		}
-		objs := map[*manifest.Object]bool{}
-		for _, u := range us {
-			objs[u.obj] = true
+		} else {
+			effect += " (not if every pod lands on one node: a single-node cluster, or affinity that pins them together)"
 		}
 		for i, u := range us {
 			var why string
 			switch {
-			case len(objs) > 1:
+			case len(us) > 1:
 				var others []string
 				for j, o := range us {
-					if j != i && o.obj != u.obj {
+					if j != i {
 						others = append(others, o.what)
 					}
 				}

@@ -135,3 +135,60 @@ func FuzzLoadTable(f *testing.F) {
 		}
 	})
 }
+
+// TestRWOSharedUnits: claims and their users are related within one
+// namespace and one rendered unit only (a directory by default, or the Unit
+// a renderer sets), and each message names every other user once.
+func TestRWOSharedUnits(t *testing.T) {
+	pvc := "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: ns}\nspec: {accessModes: [ReadWriteOnce]}\n"
+	pod := func(name string) string {
+		return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: ns}\nspec:\n  containers: [{name: c, image: x}]\n" +
+			"  volumes: [{name: a, persistentVolumeClaim: {claimName: data}}, {name: b, persistentVolumeClaim: {claimName: data}}]\n"
+	}
+	parse := func(file, unit, data string) []*manifest.Object {
+		objs, errs := manifest.Parse(file, []byte(data))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		for _, o := range objs {
+			o.Unit = unit
+		}
+		return objs
+	}
+	cat := func(sets ...[]*manifest.Object) []*manifest.Object {
+		var out []*manifest.Object
+		for _, s := range sets {
+			out = append(out, s...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		objs []*manifest.Object
+		want int
+	}{
+		{"one directory", cat(parse("app/pvc.yaml", "", pvc), parse("app/a.yaml", "", pod("a")), parse("app/b.yaml", "", pod("b"))), 2},
+		{"claim in another directory", cat(parse("one/pvc.yaml", "", pvc), parse("two/a.yaml", "", pod("a")), parse("two/b.yaml", "", pod("b"))), 0},
+		{"two projects in one directory, separate units", cat(parse("out/pvc.yaml", "chart:x", pvc), parse("out/a.yaml", "chart:x", pod("a")), parse("out/b.yaml", "chart:y", pod("b"))), 0},
+		{"a copy of the user is one user", cat(parse("app/pvc.yaml", "", pvc), parse("app/a.yaml", "", pod("a")), parse("app/a-copy.yaml", "", pod("a"))), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}}).Run(tc.objs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Findings) != tc.want {
+				t.Fatalf("got %d findings, want %d: %+v", len(res.Findings), tc.want, res.Findings)
+			}
+			for _, f := range res.Findings {
+				other := `Pod "b"`
+				if f.Object.Name == "b" {
+					other = `Pod "a"`
+				}
+				if strings.Count(f.Message, other) != 1 || strings.Count(f.Message, `Pod "`+f.Object.Name+`"`) != 1 {
+					t.Errorf("message should name each user once: %s", f.Message)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,83 @@
+package duplicate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/internal/ruletest"
+)
+
+func TestFixtures(t *testing.T) { ruletest.CheckFixtures(t, Checker) }
+
+func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, Checker) }
+
+// TestUnits: copies in two files of one directory are duplicates (the
+// message names the first file); copies in separate directories, or in
+// units a renderer named, are not.
+func TestUnits(t *testing.T) {
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: shop}\n"
+	parse := func(file, unit string) *manifest.Object {
+		objs, errs := manifest.Parse(file, []byte(cm))
+		if len(errs) > 0 || len(objs) != 1 {
+			t.Fatal(errs)
+		}
+		objs[0].Unit = unit
+		return objs[0]
+	}
+	for _, tc := range []struct {
+		name string
+		objs []*manifest.Object
+		want int
+	}{
+		{"one directory", []*manifest.Object{parse("deploy/a.yaml", ""), parse("deploy/b.yaml", "")}, 1},
+		{"two directories", []*manifest.Object{parse("prod/a.yaml", ""), parse("staging/a.yaml", "")}, 0},
+		{"two charts in one directory", []*manifest.Object{parse("out/a.yaml", "chart:a"), parse("out/b.yaml", "chart:b")}, 0},
+		{"one chart, two template files", []*manifest.Object{parse("c/templates/a.yaml", "chart:c"), parse("c/x/b.yaml", "chart:c")}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}}).Run(tc.objs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Findings) != tc.want {
+				t.Fatalf("got %d findings, want %d: %+v", len(res.Findings), tc.want, res.Findings)
+			}
+			if tc.want == 1 {
+				f := res.Findings[0]
+				if f.Pos.File != tc.objs[1].File || !strings.Contains(f.Message, tc.objs[0].File+":1:1") {
+					t.Errorf("finding at %s, message %q: want it at the second copy, naming the first", f.Pos, f.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestAlternativeBundles: a file that repeats several objects of another
+// file in its directory gets one finding for the pair, naming the count.
+func TestAlternativeBundles(t *testing.T) {
+	bundle := "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: a, namespace: x}\n---\n" +
+		"apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: b, namespace: x}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: x}\n"
+	var objs []*manifest.Object
+	for _, f := range []string{"m/install.yaml", "m/namespace-install.yaml", "m/ha-install.yaml"} {
+		os, errs := manifest.Parse(f, []byte(bundle))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		objs = append(objs, os...)
+	}
+	res, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}}).Run(objs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 2 {
+		t.Fatalf("got %d findings, want one per later file: %+v", len(res.Findings), res.Findings)
+	}
+	for _, f := range res.Findings {
+		if !strings.Contains(f.Message, "defines 3 objects that m/install.yaml also defines") {
+			t.Errorf("%s: %s", f.Pos, f.Message)
+		}
+	}
+}
