@@ -23,10 +23,12 @@ import (
 	"github.com/kilnhq/kiln/rules"
 	_ "github.com/kilnhq/kiln/rules/apiversions"
 	_ "github.com/kilnhq/kiln/rules/cel"
+	_ "github.com/kilnhq/kiln/rules/duplicate"
 	_ "github.com/kilnhq/kiln/rules/jobset"
 	_ "github.com/kilnhq/kiln/rules/policies"
 	_ "github.com/kilnhq/kiln/rules/psa"
 	_ "github.com/kilnhq/kiln/rules/schema"
+	_ "github.com/kilnhq/kiln/rules/sidecar"
 	_ "github.com/kilnhq/kiln/rules/storage"
 )
 
