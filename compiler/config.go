@@ -48,15 +48,9 @@ func (c *checker) readConfigFiles(a *App) {
 				continue
 			}
 			full := filepath.Join(base, filepath.FromSlash(rel))
-			if real, err := filepath.EvalSymlinks(full); err == nil {
-				if absBase, err2 := filepath.Abs(base); err2 == nil {
-					if realBase, err3 := filepath.EvalSymlinks(absBase); err3 == nil {
-						if r, err4 := filepath.Rel(realBase, real); err4 != nil || hasDotDot(filepath.ToSlash(r)) {
-							c.errorf(field, "file %q is a link that leaves the spec's directory; config files must be inside %s", rel, base)
-							continue
-						}
-					}
-				}
+			if !insideDir(base, full) {
+				c.errorf(field, "file %q is a link that leaves the spec's directory; config files must be inside %s", rel, base)
+				continue
 			}
 			data, err := os.ReadFile(full)
 			if err != nil {
@@ -70,6 +64,23 @@ func (c *checker) readConfigFiles(a *App) {
 			c.errorf(path, "config %q holds %d bytes; a ConfigMap holds at most %d (1 MiB): split it, or ship the files in the image or a volume", name, total, maxConfigMapBytes)
 		}
 	}
+}
+
+// insideDir reports whether file, symbolic links resolved, is inside dir
+// (a file that does not exist yet counts as inside: reading it fails later).
+func insideDir(dir, file string) bool {
+	realDir, err1 := filepath.EvalSymlinks(dir)
+	realFile, err2 := filepath.EvalSymlinks(file)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	absDir, err1 := filepath.Abs(realDir)
+	absFile, err2 := filepath.Abs(realFile)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	r, err := filepath.Rel(absDir, absFile)
+	return err == nil && !hasDotDot(filepath.ToSlash(r))
 }
 
 func hasDotDot(rel string) bool {

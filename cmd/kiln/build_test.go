@@ -95,7 +95,7 @@ func TestBuildBadSpecs(t *testing.T) {
 		msg        string
 	}{
 		{"unknown field", svc + "      replica: 3\n" + ctr, 7, `unknown field "replica"`},
-		{"wrong type", svc + "      replicas: three\n" + ctr, 7, "replicas: conflicting values"},
+		{"wrong type", svc + "      replicas: three\n" + ctr, 7, "replicas must be a whole number"},
 		{"unknown volume in mounts", svc + ctr + "          mounts: {cache: /cache}\n", 10, `volume "cache"`},
 		{"nodes: 0", train("pt", "      nodes: 0\n"), 8, "nodes: invalid value 0"},
 		{"duplicate container names", svc + "      init:\n        - {name: app, image: busybox}\n" + ctr, 10, `container name "app" is already used`},
@@ -356,5 +356,38 @@ func TestBuildLeftoverTemps(t *testing.T) {
 	}
 	if code, _, stderr := runKiln(t, "", "build", spec, "-o", out, "--check"); code != 0 {
 		t.Errorf("--check after cleanup: exit %d: %s", code, stderr)
+	}
+}
+
+// TestBuildWarningsAndFailOn: compiler warnings go to stderr and do not stop
+// the build by default; --fail-on warning stops it and writes nothing.
+func TestBuildWarningsAndFailOn(t *testing.T) {
+	spec := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: shop, namespace: shop}
+spec:
+  volumes:
+    data: {shared: {size: 1Gi, accessMode: ReadWriteOnce}}
+  services:
+    web:
+      replicas: 3
+      security: {runAsUser: 1000}
+      containers: [{name: app, image: nginx, mounts: {data: /data}}]
+`
+	dir := writeFiles(t, map[string]string{"app.yaml": spec})
+	p, out := filepath.Join(dir, "app.yaml"), filepath.Join(dir, "out")
+	code, stdout, stderr := runKiln(t, "", "build", p)
+	if code != 0 || stdout == "" || !strings.Contains(stderr, p+":11:") || !strings.Contains(stderr, "warning: volume \"data\" is ReadWriteOnce but service \"web\" has 3 replicas") {
+		t.Errorf("build: exit %d, stderr %s", code, stderr)
+	}
+	code, stdout, stderr = runKiln(t, "", "build", p, "-o", out, "--fail-on", "warning")
+	if code != exitFindings || stdout != "" || !strings.Contains(stderr, "build refused") {
+		t.Errorf("build --fail-on warning: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("build --fail-on warning wrote %s", out)
+	}
+	if code, _, stderr := runKiln(t, "", "build", p, "--fail-on", "sometimes"); code != exitInput {
+		t.Errorf("bad --fail-on: exit %d: %s", code, stderr)
 	}
 }
