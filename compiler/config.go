@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -162,3 +163,26 @@ func configKeys(cfg *Config) []string {
 }
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// ConfigFiles lists the files a spec's configs read (paths as the spec's
+// file is named, joined with each relative path), so that a build can tell
+// them from manifests. A spec that does not decode lists none.
+func ConfigFiles(spec *manifest.Object) []string {
+	content, err := spec.Content()
+	if err != nil || spec.File == "" || spec.File == "-" {
+		return nil
+	}
+	s, _ := content["spec"].(map[string]any)
+	cfgs, _ := s["configs"].(map[string]any)
+	var out []string
+	for _, name := range sortedKeys(cfgs) {
+		cfg, _ := cfgs[name].(map[string]any)
+		files, _ := cfg["files"].(map[string]any)
+		for _, k := range sortedKeys(files) {
+			if rel, ok := files[k].(string); ok && rel != "" && !strings.HasPrefix(rel, "/") {
+				out = append(out, filepath.Join(filepath.Dir(spec.File), filepath.FromSlash(rel)))
+			}
+		}
+	}
+	return out
+}

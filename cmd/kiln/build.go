@@ -152,7 +152,35 @@ func readBuildInputs(e *env, paths []string, cfg *rules.Config, outDir string) *
 	}
 	set := manifest.ReadFiles(kept, e.stdin)
 	set.Errs = append(errs, set.Errs...)
+	dropConfigFiles(set)
 	return set
+}
+
+// dropConfigFiles removes from the inputs the files that specs read into
+// ConfigMaps (an Envoy or Fluent Bit config next to the spec is data for a
+// ConfigMap, not a manifest to compile or lint).
+func dropConfigFiles(set *manifest.Set) {
+	used := map[string]bool{}
+	for _, o := range set.Objects() {
+		if compiler.IsSpec(o) {
+			for _, f := range compiler.ConfigFiles(o) {
+				if abs, err := filepath.Abs(f); err == nil {
+					used[abs] = true
+				}
+			}
+		}
+	}
+	if len(used) == 0 {
+		return
+	}
+	kept := set.Sources[:0]
+	for _, src := range set.Sources {
+		if abs, err := filepath.Abs(src.Path); err == nil && used[abs] {
+			continue
+		}
+		kept = append(kept, src)
+	}
+	set.Sources = kept
 }
 
 func within(dir, file string) bool {

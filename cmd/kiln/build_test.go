@@ -391,3 +391,12 @@ spec:
 		t.Errorf("bad --fail-on: exit %d: %s", code, stderr)
 	}
 }
+
+// TestBuildDirWithConfigFiles: the files a spec reads into ConfigMaps are not
+// read as manifests when the whole directory is built.
+func TestBuildDirWithConfigFiles(t *testing.T) {
+	code, stdout, stderr := runKiln(t, "", "build", filepath.Join("..", "..", "examples", "web"))
+	if code != 0 || !strings.Contains(stdout, "kind: ConfigMap") || !strings.Contains(stdout, "envoy.yaml: |") {
+		t.Errorf("build examples/web: exit %d\nstderr: %s", code, stderr)
+	}
+}
