@@ -262,8 +262,9 @@ func trainSpec(name, extra string) string {
 func TestIsSpec(t *testing.T) {
 	objs, _ := manifest.Parse("x.yaml", []byte("apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a}\n---\napiVersion: v1\nkind: App\nmetadata: {name: b}\n---\napiVersion: kiln.dev/v1alpha1\nkind: Lint\n"))
 	got := []bool{IsSpec(objs[0]), IsSpec(objs[1]), IsSpec(objs[2]), IsSpec(nil)}
-	// apiVersion v1 kind App is a near miss (no group): refused as a bad spec, not passed through.
-	if fmt.Sprint(got) != "[true true true false]" {
+	// apiVersion v1 kind App is a near miss (no group): refused as a bad spec,
+	// not passed through; kind Lint is kiln fn's config, not a spec.
+	if fmt.Sprint(got) != "[true true false false]" {
 		t.Errorf("IsSpec = %v", got)
 	}
 }
@@ -292,7 +293,7 @@ func TestFrameworks(t *testing.T) {
 func TestDefaultsMatchSchema(t *testing.T) {
 	src := "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n" +
 		"  volumes: {d: {shared: {size: 1Gi}}, c: {claim: {name: x}}, s: {scratch: {}}}\n" +
-		"  services: {web: {containers: [{name: app, image: x, ready: {httpGet: {port: 80}}}]}}\n" +
+		"  services: {web: {pod: {topologySpread: [{topologyKey: zone}]}, containers: [{name: app, image: x, ready: {httpGet: {port: 80}}}]}}\n" +
 		"  training: {t: {framework: pytorch, image: x, command: [x]}}\n"
 	objs, _ := manifest.Parse("d.yaml", []byte(src))
 	content, err := objs[0].Content()

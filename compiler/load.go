@@ -20,8 +20,12 @@ import (
 // Group is the API group of kiln's own kinds.
 const Group = "kiln.dev"
 
+// otherKinds are kiln's kinds that are not App specs: Lint is the function
+// config of kiln fn (cmd/kiln/fn.go).
+var otherKinds = map[string]bool{"Lint": true}
+
 // IsSpec reports whether o is meant as an App spec: its apiVersion is in the
-// kiln.dev group (any version, any kind), or its kind is App and its group is
+// kiln.dev group (any version, any kind but kiln's other kinds), or its kind is App and its group is
 // missing or a near miss of kiln.dev (kiln.de, kiln.dev.io, …). Such an object
 // is compiled, and one that is not a valid spec (apiVersion
 // kiln.dev/v1alpha2, kind Ap) is an error rather than a manifest passed
@@ -32,7 +36,7 @@ func IsSpec(o *manifest.Object) bool {
 	}
 	g := o.Group()
 	if g == Group {
-		return true
+		return !otherKinds[o.Kind]
 	}
 	return o.Kind == Kind && (g == "" || editDistance(g, Group) <= 2)
 }
