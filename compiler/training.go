@@ -176,8 +176,9 @@ func (e *emitter) mainContainer(name string, t *Training, rjob string) ctrSource
 		cs.gpus = t.GPUsPerNode
 	case chiefJob, psJob:
 		if r := t.Roles[rjob]; r != nil && r.Resources != nil {
-			c.Resources = r.Resources
-			cs.resPath = path + ".roles." + rjob + ".resources"
+			// The role's own resources, positioned at roles.<role>.resources.
+			c.Resources = nil
+			cs.resources, cs.resPath = r.Resources, path+".roles."+rjob+".resources"
 		}
 	}
 	port := strconv.Itoa(t.Port)
