@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,19 +14,20 @@ import (
 // two are the same document).
 func benchSpecs(b *testing.B, n int) []*manifest.Object {
 	b.Helper()
-	var srcs []string
+	var srcs, dirs []string
 	for _, p := range examples(b) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			b.Fatal(err)
 		}
 		srcs = append(srcs, string(data))
+		dirs = append(dirs, filepath.Dir(p)) // config files are read relative to the spec
 	}
 	specs := make([]*manifest.Object, 0, n)
 	for i := 0; i < n; i++ {
 		src := srcs[i%len(srcs)]
 		src = strings.Replace(src, "metadata: {name: ", fmt.Sprintf("metadata: {name: a%d", i), 1)
-		objs, errs := manifest.Parse(fmt.Sprintf("spec-%d.yaml", i), []byte(src))
+		objs, errs := manifest.Parse(filepath.Join(dirs[i%len(dirs)], fmt.Sprintf("spec-%d.yaml", i)), []byte(src))
 		if len(errs) > 0 || len(objs) != 1 {
 			b.Fatalf("spec %d: %v", i, errs)
 		}

@@ -18,14 +18,20 @@ const (
 )
 
 // Compile validates an App spec (as read by manifest.Parse) and returns the
-// objects it compiles to, in DESIGN order: the Namespace, PVCs, Services,
-// Deployments, JobSets, each kind by name. Errors are *manifest.Error values
-// naming the spec's file, line and column (several are joined with
-// errors.Join). The same spec always gives the same objects.
+// objects it compiles to, in DESIGN order: the Namespace, PVCs, ConfigMaps,
+// Services, Deployments, JobSets, each kind by name. Errors are
+// *manifest.Error values naming the spec's file, line and column (several
+// are joined with errors.Join). The same spec always gives the same objects.
 func Compile(spec *manifest.Object) ([]*manifest.Object, error) {
-	a, err := Load(spec)
+	objs, _, err := CompileWarn(spec)
+	return objs, err
+}
+
+// CompileWarn is Compile that also returns the spec's warnings.
+func CompileWarn(spec *manifest.Object) ([]*manifest.Object, []error, error) {
+	a, warns, err := LoadWarn(spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	e := &emitter{spec: spec, app: a}
 	var nodes []*yaml.Node
@@ -33,6 +39,7 @@ func Compile(spec *manifest.Object) ([]*manifest.Object, error) {
 		nodes = append(nodes, ns)
 	}
 	nodes = append(nodes, e.claims()...)
+	nodes = append(nodes, e.configMaps()...)
 	services := sortedKeys(a.Spec.Services)
 	for _, name := range services {
 		if svc := e.serviceObject(name, a.Spec.Services[name]); svc != nil {
@@ -49,11 +56,11 @@ func Compile(spec *manifest.Object) ([]*manifest.Object, error) {
 	for _, n := range nodes {
 		o, err := manifest.NewObject(spec.File, spec.Doc, -1, n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		objs = append(objs, o)
 	}
-	return objs, nil
+	return objs, warns, nil
 }
 
 // emitter builds the objects of one spec.
@@ -74,9 +81,14 @@ func (e *emitter) labels(name string) map[string]string {
 	}
 }
 
-// selector is the label selector of a service's pods.
+// selector is the label selector of a service's pods: its key and kiln's
+// managed-by label, both fixed for the life of the service. The App's name
+// (part-of) and the App's labels are not in it, so renaming or relabelling
+// the App changes only mutable labels and never the Deployment's immutable
+// spec.selector. Two services of one key in one namespace would be one
+// Deployment, so the key is unique where the selector applies.
 func (e *emitter) selector(name string) map[string]string {
-	return map[string]string{LabelName: name, LabelPartOf: e.app.Metadata.Name}
+	return map[string]string{LabelName: name, LabelManagedBy: ManagedBy}
 }
 
 // metadata is an object's metadata: name, namespace (when namespaced), the
@@ -130,8 +142,16 @@ func object(p pos, apiVersion, kind string, md *yaml.Node, spec *yaml.Node) *yam
 // each spec's objects at its index; errs holds the errors of the specs that
 // failed, in spec order.
 func CompileAll(specs []*manifest.Object) (objs [][]*manifest.Object, errs []error) {
+	objs, _, errs = CompileAllWarn(specs)
+	return objs, errs
+}
+
+// CompileAllWarn is CompileAll that also returns the warnings of the specs
+// that compiled, in spec order.
+func CompileAllWarn(specs []*manifest.Object) (objs [][]*manifest.Object, warns, errs []error) {
 	objs = make([][]*manifest.Object, len(specs))
 	perSpec := make([]error, len(specs))
+	perWarn := make([][]error, len(specs))
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0) && w < len(specs); w++ {
@@ -139,7 +159,7 @@ func CompileAll(specs []*manifest.Object) (objs [][]*manifest.Object, errs []err
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				objs[i], perSpec[i] = Compile(specs[i])
+				objs[i], perWarn[i], perSpec[i] = CompileWarn(specs[i])
 			}
 		}()
 	}
@@ -148,10 +168,11 @@ func CompileAll(specs []*manifest.Object) (objs [][]*manifest.Object, errs []err
 	}
 	close(work)
 	wg.Wait()
-	for _, err := range perSpec {
+	for i, err := range perSpec {
 		if err != nil {
 			errs = append(errs, err)
 		}
+		warns = append(warns, perWarn[i]...)
 	}
-	return objs, errs
+	return objs, warns, errs
 }

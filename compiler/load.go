@@ -17,9 +17,72 @@ import (
 	"github.com/kilnhq/kiln/schemas"
 )
 
-// IsSpec reports whether o is an App spec (apiVersion kiln.dev/v1alpha1, kind App).
+// Group is the API group of kiln's own kinds.
+const Group = "kiln.dev"
+
+// otherKinds are kiln's kinds that are not App specs: Lint is the function
+// config of kiln fn (cmd/kiln/fn.go).
+var otherKinds = map[string]bool{"Lint": true}
+
+// IsSpec reports whether o is meant as an App spec: its apiVersion is in the
+// kiln.dev group (any version, any kind but kiln's other kinds), or its kind is App and its group is
+// missing or a near miss of kiln.dev (kiln.de, kiln.dev.io, …). Such an object
+// is compiled, and one that is not a valid spec (apiVersion
+// kiln.dev/v1alpha2, kind Ap) is an error rather than a manifest passed
+// through: a typo in the header must never make an app's output disappear.
 func IsSpec(o *manifest.Object) bool {
-	return o != nil && o.APIVersion == APIVersion && o.Kind == Kind
+	if o == nil {
+		return false
+	}
+	g := o.Group()
+	if g == Group {
+		return !otherKinds[o.Kind]
+	}
+	return o.Kind == Kind && (g == "" || editDistance(g, Group) <= 2)
+}
+
+// MaybeSpec reports whether o could be meant as an App spec: IsSpec, or any
+// object of kind App. kiln build refuses such an object when it is not a
+// valid spec; kiln lint treats an App of another group as a manifest.
+func MaybeSpec(o *manifest.Object) bool {
+	return IsSpec(o) || (o != nil && o.Kind == Kind)
+}
+
+// header checks apiVersion and kind before the schema, with a message that
+// says what kiln knows.
+func header(spec *manifest.Object) error {
+	var msgs []error
+	if spec.APIVersion != APIVersion {
+		msgs = append(msgs, &manifest.Error{Pos: spec.Locate("apiVersion"), Msg: fmt.Sprintf("apiVersion %q is not an App spec version kiln knows: use apiVersion: %s (the file is refused so that a typo never drops this app's objects from the output)", spec.APIVersion, APIVersion)})
+	}
+	if spec.Kind != Kind {
+		msgs = append(msgs, &manifest.Error{Pos: spec.Locate("kind"), Msg: fmt.Sprintf("kind %q is not a kind kiln knows: use kind: %s", spec.Kind, Kind)})
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return joinSorted(msgs)
+}
+
+// editDistance is the Levenshtein distance of two short strings.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // evaluator is the compiled #App definition in its own CUE context. The
@@ -71,33 +134,45 @@ func getEvaluator() (*evaluator, error) {
 // in Go, and returns it with defaults filled in. Errors are *manifest.Error
 // values naming the spec's file, line and column (several are joined).
 func Load(spec *manifest.Object) (*App, error) {
+	a, _, err := LoadWarn(spec)
+	return a, err
+}
+
+// LoadWarn is Load that also returns the spec's warnings: things that
+// compile but will likely not work as meant (positioned *manifest.Error values).
+func LoadWarn(spec *manifest.Object) (*App, []error, error) {
+	if err := header(spec); err != nil {
+		return nil, nil, err
+	}
 	content, err := spec.Content()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ev, err := getEvaluator()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	errs, err := ev.validate(spec, content)
 	evaluators.Put(ev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(errs) > 0 {
-		return nil, joinSorted(errs)
+		return nil, nil, joinSorted(errs)
 	}
 	// The spec is valid: decode it into the Go types, whose UnmarshalJSON
 	// methods fill in the schema's defaults (TestDefaultsMatchSchema keeps
 	// them equal). This is several times cheaper than exporting the CUE value.
 	a, err := decode(content)
 	if err != nil {
-		return nil, &manifest.Error{Pos: spec.Pos(), Msg: "spec does not decode: " + err.Error()}
+		return nil, nil, &manifest.Error{Pos: spec.Pos(), Msg: "spec does not decode: " + err.Error()}
 	}
-	if errs := validate(spec, a); len(errs) > 0 {
-		return nil, joinSorted(errs)
+	errs, warns := validate(spec, a)
+	if len(errs) > 0 {
+		return nil, nil, joinSorted(errs)
 	}
-	return a, nil
+	manifest.SortErrors(warns)
+	return a, warns, nil
 }
 
 // decode converts validated spec content into an App, defaults filled in.
@@ -238,6 +313,9 @@ func describe(app cue.Value, field string, path []string, msg string) string {
 		if len(path) > 1 {
 			s += " in " + fieldPath(path[:len(path)-1])
 		}
+		if near := nearestWord(path[len(path)-1], allowed); near != "" {
+			s += fmt.Sprintf("; did you mean %q?", near)
+		}
 		if len(allowed) > 0 {
 			s += "; allowed: " + strings.Join(allowed, ", ")
 		}
@@ -246,6 +324,11 @@ func describe(app cue.Value, field string, path []string, msg string) string {
 		return fmt.Sprintf("%s is required", subject)
 	case strings.HasPrefix(msg, "incomplete value"):
 		return fmt.Sprintf("%s is required (%s)", subject, msg)
+	}
+	if strings.Contains(msg, "conflicting values") || strings.Contains(msg, "mismatched types") {
+		if want := expected(app, path, msg); want != "" {
+			return fmt.Sprintf("%s must be %s", subject, want)
+		}
 	}
 	if strings.Contains(msg, "=~") || strings.Contains(msg, "MaxRunes") {
 		if h := formatHint(path); h != "" {
@@ -354,4 +437,102 @@ func schemaAt(app cue.Value, path []string) (cue.Value, bool) {
 		v = next
 	}
 	return v, true
+}
+
+// expected says in words what the schema accepts at path, for a value of
+// the wrong type or outside a set of allowed values ("" if unknown).
+func expected(app cue.Value, path []string, msg string) string {
+	v, ok := schemaAt(app, path)
+	if !ok {
+		return ""
+	}
+	if lits := stringLiterals(v); len(lits) > 0 {
+		got := ""
+		if i := strings.Index(msg, "conflicting values "); i >= 0 {
+			rest := msg[i+len("conflicting values "):]
+			for _, part := range strings.SplitN(rest, " and ", 2) {
+				if u, err := strconv.Unquote(strings.Fields(part + " ")[0]); err == nil && !contains(lits, u) {
+					got = u
+				}
+			}
+		}
+		s := "one of " + strings.Join(lits, ", ")
+		if near := nearestWord(got, lits); near != "" && got != "" {
+			s += fmt.Sprintf(" (did you mean %s?)", near)
+		}
+		return s
+	}
+	k := v.IncompleteKind()
+	var kinds []string
+	if k&cue.IntKind != 0 {
+		kinds = append(kinds, "a whole number")
+	} else if k&cue.NumberKind != 0 {
+		kinds = append(kinds, "a number")
+	}
+	if k&cue.StringKind != 0 {
+		kinds = append(kinds, "text")
+	}
+	if k&cue.BoolKind != 0 {
+		kinds = append(kinds, "true or false")
+	}
+	if k&cue.ListKind != 0 {
+		kinds = append(kinds, "a list")
+	}
+	if k&cue.StructKind != 0 {
+		kinds = append(kinds, "a mapping")
+	}
+	if len(kinds) == 0 || len(kinds) > 3 {
+		return ""
+	}
+	s := strings.Join(kinds, " or ")
+	if strings.Contains(msg, "string") && k&cue.IntKind != 0 && k&cue.StringKind == 0 {
+		s += ", without quotes"
+	}
+	return s
+}
+
+// stringLiterals lists the string constants of a disjunction such as
+// "privileged" | "baseline" | "restricted" (nil if v is not one).
+func stringLiterals(v cue.Value) []string {
+	v = v.Eval()
+	op, args := v.Expr()
+	if op != cue.OrOp {
+		if s, err := v.String(); err == nil && v.IsConcrete() {
+			return []string{s}
+		}
+		return nil
+	}
+	var out []string
+	for _, a := range args {
+		s, err := a.String()
+		if err != nil || !a.IsConcrete() {
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// nearestWord returns the word of words closest to s when it is close
+// enough to be a likely typo.
+func nearestWord(s string, words []string) string {
+	best, bestD := "", len(s)/3+1
+	if bestD > 3 {
+		bestD = 3
+	}
+	for _, w := range words {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(w)); d < bestD || (d == bestD && best == "" && d <= 1) {
+			best, bestD = w, d
+		}
+	}
+	return best
 }

@@ -1,7 +1,12 @@
 package compiler
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"sort"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -39,6 +44,17 @@ type podSource struct {
 	containers    []ctrSource
 	security      *PodSecurity
 	restartPolicy string
+	pod           *Pod              // the spec's pod block (may be nil)
+	spread        map[string]string // labels that select this template's pods (topologySpread)
+	shm           *Quantity         // mount a memory-backed /dev/shm in the containers, with this size limit ("" unsized)
+}
+
+// podVolumes are the volumes the containers of one pod use.
+type podVolumes struct {
+	spec map[string]bool    // spec volumes by name
+	refs map[string]FileRef // config and Secret volumes by pod volume name
+	tmp  bool               // kiln's /tmp emptyDir
+	shm  *Quantity          // kiln's /dev/shm emptyDir
 }
 
 // sub appends a key to a field path, quoting it when it has dots.
@@ -63,22 +79,49 @@ func indexed(path, key string, cs []*Container, sidecar bool) []ctrSource {
 // emptyDir at /tmp.
 func (e *emitter) podTemplate(name string, ps podSource) *yaml.Node {
 	p := e.at(ps.path)
-	used := map[string]bool{}
-	needTmp := false
+	vols := &podVolumes{spec: map[string]bool{}, refs: map[string]FileRef{}}
 	var inits, ctrs []*yaml.Node
 	for _, cs := range ps.init {
-		n, tmp := e.container(cs, used)
-		needTmp = needTmp || tmp
-		inits = append(inits, n)
+		inits = append(inits, e.container(cs, vols, nil))
 	}
 	for _, cs := range ps.containers {
-		n, tmp := e.container(cs, used)
-		needTmp = needTmp || tmp
-		ctrs = append(ctrs, n)
+		ctrs = append(ctrs, e.container(cs, vols, ps.shm))
 	}
 	spec := mapping(p)
+	pod := ps.pod
+	if pod == nil {
+		pod = &Pod{}
+	}
+	pp := ps.path + ".pod"
 	if ps.restartPolicy != "" {
 		add(spec, field{"restartPolicy", str(p, ps.restartPolicy)})
+	}
+	if pod.TerminationGracePeriod != "" {
+		add(spec, field{"terminationGracePeriodSeconds", num(e.at(pp+".terminationGracePeriod"), durationSeconds(pod.TerminationGracePeriod))})
+	}
+	if pod.ServiceAccount != "" {
+		add(spec, field{"serviceAccountName", str(e.at(pp+".serviceAccount"), pod.ServiceAccount)})
+	}
+	if pod.PriorityClass != "" {
+		add(spec, field{"priorityClassName", str(e.at(pp+".priorityClass"), pod.PriorityClass)})
+	}
+	if len(pod.ImagePullSecrets) > 0 {
+		ip := e.at(pp + ".imagePullSecrets")
+		items := make([]*yaml.Node, len(pod.ImagePullSecrets))
+		for i, s := range pod.ImagePullSecrets {
+			items[i] = mapping(ip, field{"name", str(ip, s)})
+		}
+		add(spec, field{"imagePullSecrets", seq(ip, items...)})
+	}
+	add(spec, field{"nodeSelector", stringMap(e.at(pp+".nodeSelector"), pod.NodeSelector)})
+	if len(pod.Tolerations) > 0 {
+		add(spec, field{"tolerations", e.tolerations(pp+".tolerations", pod.Tolerations)})
+	}
+	if len(pod.Affinity) > 0 {
+		add(spec, field{"affinity", fromJSON(e.at(pp+".affinity"), pod.Affinity)})
+	}
+	if len(pod.TopologySpread) > 0 {
+		add(spec, field{"topologySpreadConstraints", e.topologySpread(pp+".topologySpread", pod.TopologySpread, ps.spread)})
 	}
 	add(spec, field{"securityContext", e.podSecurity(ps.path, ps.security)})
 	if len(inits) > 0 {
@@ -86,12 +129,74 @@ func (e *emitter) podTemplate(name string, ps podSource) *yaml.Node {
 	}
 	add(spec,
 		field{"containers", seq(p, ctrs...)},
-		field{"volumes", e.podVolumes(p, used, needTmp)},
+		field{"volumes", e.podVolumes(p, e.at(ps.path+".shm"), vols)},
 	)
+	labels := map[string]string{}
+	for k, v := range pod.Labels {
+		labels[k] = v
+	}
+	for k, v := range e.labels(name) {
+		labels[k] = v
+	}
+	md := mapping(p, field{"labels", stringMap(p, labels)})
+	add(md, field{"annotations", stringMap(e.at(pp+".annotations"), pod.Annotations)})
 	return mapping(p,
-		field{"metadata", mapping(p, field{"labels", stringMap(p, e.labels(name))})},
+		field{"metadata", md},
 		field{"spec", spec},
 	)
+}
+
+// tolerations emits the pod's tolerations in spec order.
+func (e *emitter) tolerations(path string, ts []*Toleration) *yaml.Node {
+	out := seq(e.at(path))
+	for i, t := range ts {
+		tp := e.at(path + "[" + itoa(i) + "]")
+		n := mapping(tp)
+		if t.Key != "" {
+			add(n, field{"key", str(tp, t.Key)})
+		}
+		if t.Operator != "" {
+			add(n, field{"operator", str(tp, t.Operator)})
+		}
+		if t.Value != "" {
+			add(n, field{"value", str(tp, t.Value)})
+		}
+		if t.Effect != "" {
+			add(n, field{"effect", str(tp, t.Effect)})
+		}
+		if t.TolerationSeconds != nil {
+			add(n, field{"tolerationSeconds", num(tp, int(*t.TolerationSeconds))})
+		}
+		out.Content = append(out.Content, n)
+	}
+	return out
+}
+
+// topologySpread emits spread constraints over the template's own pods.
+func (e *emitter) topologySpread(path string, ts []*TopologySpread, selector map[string]string) *yaml.Node {
+	out := seq(e.at(path))
+	for i, t := range ts {
+		tp := e.at(path + "[" + itoa(i) + "]")
+		out.Content = append(out.Content, mapping(tp,
+			field{"maxSkew", num(tp, t.MaxSkew)},
+			field{"topologyKey", str(tp, t.TopologyKey)},
+			field{"whenUnsatisfiable", str(tp, t.WhenUnsatisfiable)},
+			field{"labelSelector", mapping(tp, field{"matchLabels", stringMap(tp, selector)})},
+		))
+	}
+	return out
+}
+
+// durationSeconds converts a validated #Duration (30s, 5m, 2h) to seconds.
+func durationSeconds(d string) int {
+	n, _ := strconv.Atoi(d[:len(d)-1])
+	switch d[len(d)-1] {
+	case 'm':
+		return n * 60
+	case 'h':
+		return n * 3600
+	}
+	return n
 }
 
 // podSecurity is the pod securityContext: runAsNonRoot and the
@@ -121,9 +226,9 @@ func (e *emitter) podSecurity(path string, s *PodSecurity) *yaml.Node {
 	return sc
 }
 
-// container emits one container and records the spec volumes it mounts; it
-// reports whether the container mounts kiln's /tmp emptyDir.
-func (e *emitter) container(cs ctrSource, used map[string]bool) (*yaml.Node, bool) {
+// container emits one container and records the volumes it mounts in vols;
+// shm, when set, asks for kiln's memory-backed /dev/shm.
+func (e *emitter) container(cs ctrSource, vols *podVolumes, shm *Quantity) *yaml.Node {
 	c := cs.c
 	path := cs.path
 	p := e.at(path)
@@ -143,8 +248,7 @@ func (e *emitter) container(cs ctrSource, used map[string]bool) (*yaml.Node, boo
 	}
 	env := append([]*yaml.Node(nil), cs.env...)
 	for _, k := range sortedKeys(c.Env) {
-		ep := e.at(sub(path+".env", k))
-		env = append(env, mapping(ep, field{"name", str(ep, k)}, field{"value", str(ep, c.Env[k])}))
+		env = append(env, e.envEntry(sub(path+".env", k), k, c.Env[k]))
 	}
 	if len(env) > 0 {
 		add(n, field{"env", seq(e.at(path+".env"), env...)})
@@ -181,35 +285,131 @@ func (e *emitter) container(cs ctrSource, used map[string]bool) (*yaml.Node, boo
 	)
 	// Mounts, sorted by volume name, with kiln's /tmp unless the spec mounts something there.
 	type mount struct {
-		name, path string
-		readOnly   bool
-		at         pos
+		name, path, subPath string
+		readOnly            bool
+		at                  pos
 	}
 	var mounts []mount
-	tmp := true
+	tmp, devShm := true, shm != nil
 	for _, v := range sortedKeys(c.Mounts) {
-		used[v] = true
-		mp := strings.TrimRight(c.Mounts[v], "/")
-		if mp == "/tmp" {
+		vols.spec[v] = true
+		switch strings.TrimRight(c.Mounts[v], "/") {
+		case "/tmp":
 			tmp = false
+		case "/dev/shm":
+			devShm = false
 		}
-		mounts = append(mounts, mount{v, c.Mounts[v], e.readOnlyVolume(v), e.at(sub(path+".mounts", v))})
+		mounts = append(mounts, mount{v, c.Mounts[v], "", e.readOnlyVolume(v), e.at(sub(path+".mounts", v))})
+	}
+	for _, fp := range sortedKeys(c.Files) {
+		ref := c.Files[fp]
+		vol := refVolume(ref)
+		vols.refs[vol] = FileRef{Config: ref.Config, Secret: ref.Secret}
+		mounts = append(mounts, mount{vol, fp, ref.Key, true, e.at(sub(path+".files", fp))})
 	}
 	if tmp {
-		mounts = append(mounts, mount{tmpVolume, "/tmp", false, p})
-		sort.SliceStable(mounts, func(i, j int) bool { return mounts[i].name < mounts[j].name })
+		mounts = append(mounts, mount{tmpVolume, "/tmp", "", false, p})
+		vols.tmp = true
 	}
+	if devShm {
+		mounts = append(mounts, mount{shmVolume, "/dev/shm", "", false, p})
+		vols.shm = shm
+	}
+	sort.SliceStable(mounts, func(i, j int) bool {
+		if mounts[i].name != mounts[j].name {
+			return mounts[i].name < mounts[j].name
+		}
+		return mounts[i].path < mounts[j].path
+	})
 	items := make([]*yaml.Node, len(mounts))
 	for i, m := range mounts {
 		items[i] = mapping(m.at, field{"name", str(m.at, m.name)}, field{"mountPath", str(m.at, m.path)})
 		if m.readOnly {
 			add(items[i], field{"readOnly", boolean(m.at, true)})
 		}
+		if m.subPath != "" {
+			add(items[i], field{"subPath", str(m.at, m.subPath)})
+		}
 	}
 	if len(items) > 0 {
 		add(n, field{"volumeMounts", seq(e.at(path+".mounts"), items...)})
 	}
-	return n, tmp
+	return n
+}
+
+// envEntry is one env variable: a literal, a configMapKeyRef or a secretKeyRef.
+func (e *emitter) envEntry(path, name string, v EnvValue) *yaml.Node {
+	ep := e.at(path)
+	switch {
+	case v.Config != "":
+		return mapping(ep, field{"name", str(ep, name)}, field{"valueFrom", mapping(ep, field{"configMapKeyRef", mapping(ep,
+			field{"name", str(e.at(path+".config"), v.Config)}, field{"key", str(e.at(path+".key"), v.Key)})})})
+	case v.Secret != "":
+		return mapping(ep, field{"name", str(ep, name)}, field{"valueFrom", mapping(ep, field{"secretKeyRef", mapping(ep,
+			field{"name", str(e.at(path+".secret"), v.Secret)}, field{"key", str(e.at(path+".key"), v.Key)})})})
+	}
+	return mapping(ep, field{"name", str(ep, name)}, field{"value", str(ep, v.Value)})
+}
+
+// refVolume is the pod volume name of a config or Secret: config-<name> or
+// secret-<name> (dots replaced), shortened with a hash when longer than a
+// DNS label allows, so that the same reference always gets the same name.
+func refVolume(ref FileRef) string {
+	name := "config-" + ref.Config
+	if ref.Secret != "" {
+		name = "secret-" + strings.ReplaceAll(ref.Secret, ".", "-")
+	}
+	if len(name) <= maxHostname {
+		return name
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	suffix := fmt.Sprintf("-%08x", h.Sum32())
+	return strings.TrimRight(name[:maxHostname-len(suffix)], "-") + suffix
+}
+
+// fromJSON builds nodes from JSON the schema accepted (object keys sorted).
+func fromJSON(p pos, raw []byte) *yaml.Node {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil
+	}
+	return jsonNode(p, v)
+}
+
+func jsonNode(p pos, v any) *yaml.Node {
+	switch x := v.(type) {
+	case map[string]any:
+		n := mapping(p)
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			add(n, field{k, jsonNode(p, x[k])})
+		}
+		return n
+	case []any:
+		n := seq(p)
+		for _, it := range x {
+			n.Content = append(n.Content, jsonNode(p, it))
+		}
+		return n
+	case json.Number:
+		tag := "!!int"
+		if strings.ContainsAny(x.String(), ".eE") {
+			tag = "!!float"
+		}
+		return p.set(&yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: x.String()})
+	case bool:
+		return boolean(p, x)
+	case nil:
+		return p.set(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"})
+	}
+	return str(p, fmt.Sprint(v))
 }
 
 // resources: cpu is a request, memory a request and an equal limit, GPUs a

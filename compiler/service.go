@@ -12,6 +12,8 @@ func (e *emitter) deployment(name string, s *Service) *yaml.Node {
 		path:     path,
 		init:     append(indexed(path, "init", s.Init, false), indexed(path, "sidecars", s.Sidecars, true)...),
 		security: s.Security,
+		pod:      s.Pod,
+		spread:   e.selector(name),
 	}
 	ps.containers = indexed(path, "containers", s.Containers, false)
 	// Service ports become container ports of the first container, unless a

@@ -8,8 +8,10 @@ package compiler
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
 )
@@ -57,6 +59,7 @@ type Metadata struct {
 type Spec struct {
 	Target    Target               `json:"target"`
 	Namespace *NamespaceSpec       `json:"namespace"`
+	Configs   map[string]*Config   `json:"configs"`
 	Volumes   map[string]*Volume   `json:"volumes"`
 	Services  map[string]*Service  `json:"services"`
 	Training  map[string]*Training `json:"training"`
@@ -70,7 +73,96 @@ type Target struct {
 
 // NamespaceSpec asks for a Namespace object.
 type NamespaceSpec struct {
-	Security *Security `json:"security"`
+	Security *Security         `json:"security"`
+	Labels   map[string]string `json:"labels"`
+}
+
+// Config is a ConfigMap: literal data and files read at build time (paths
+// relative to the spec file).
+type Config struct {
+	Data  map[string]string `json:"data"`
+	Files map[string]string `json:"files"`
+
+	content map[string][]byte // the files, read by Load
+}
+
+// Pod is a pod template's metadata and scheduling.
+type Pod struct {
+	Labels                 map[string]string `json:"labels"`
+	Annotations            map[string]string `json:"annotations"`
+	ServiceAccount         string            `json:"serviceAccount"`
+	NodeSelector           map[string]string `json:"nodeSelector"`
+	Tolerations            []*Toleration     `json:"tolerations"`
+	Affinity               json.RawMessage   `json:"affinity"`
+	TopologySpread         []*TopologySpread `json:"topologySpread"`
+	PriorityClass          string            `json:"priorityClass"`
+	ImagePullSecrets       []string          `json:"imagePullSecrets"`
+	TerminationGracePeriod string            `json:"terminationGracePeriod"`
+}
+
+// Toleration is a pod toleration.
+type Toleration struct {
+	Key               string `json:"key"`
+	Operator          string `json:"operator"`
+	Value             string `json:"value"`
+	Effect            string `json:"effect"`
+	TolerationSeconds *int64 `json:"tolerationSeconds"`
+}
+
+// TopologySpread spreads a workload's pods over a topology key.
+type TopologySpread struct {
+	TopologyKey       string `json:"topologyKey"`
+	MaxSkew           int    `json:"maxSkew"`
+	WhenUnsatisfiable string `json:"whenUnsatisfiable"`
+}
+
+// UnmarshalJSON decodes a spread constraint with the schema's defaults.
+func (t *TopologySpread) UnmarshalJSON(b []byte) error {
+	type plain TopologySpread
+	p := plain{MaxSkew: 1, WhenUnsatisfiable: "DoNotSchedule"}
+	err := json.Unmarshal(b, &p)
+	*t = TopologySpread(p)
+	return err
+}
+
+// EnvValue is a literal, or a key of a config ({config, key}) or of an
+// existing Secret ({secret, key}).
+type EnvValue struct {
+	Value  string
+	Config string `json:"config"`
+	Secret string `json:"secret"`
+	Key    string `json:"key"`
+}
+
+// UnmarshalJSON accepts a string or a reference object.
+func (v *EnvValue) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &v.Value)
+	}
+	type plain EnvValue
+	var p plain
+	err := json.Unmarshal(b, &p)
+	*v = EnvValue(p)
+	return err
+}
+
+// Literal is an env value given as text.
+func Literal(s string) EnvValue { return EnvValue{Value: s} }
+
+// IsRef reports whether the value refers to a config or a Secret.
+func (v EnvValue) IsRef() bool { return v.Config != "" || v.Secret != "" }
+
+// FileRef mounts a config or an existing Secret: one key as a file, or all
+// keys as a directory.
+type FileRef struct {
+	Config string `json:"config"`
+	Secret string `json:"secret"`
+	Key    string `json:"key"`
+}
+
+// Role is the resources of one tensorflow role.
+type Role struct {
+	Resources *Resources `json:"resources"`
 }
 
 // Security is the Pod Security Admission labelling of the namespace.
@@ -115,41 +207,77 @@ type Service struct {
 	Sidecars   []*Container   `json:"sidecars"`
 	Containers []*Container   `json:"containers"`
 	Security   *PodSecurity   `json:"security"`
+	Pod        *Pod           `json:"pod"`
 }
 
 // Training compiles to a JobSet.
 type Training struct {
-	Framework        string            `json:"framework"`
-	Nodes            int               `json:"nodes"`
-	GPUsPerNode      int               `json:"gpusPerNode"`
-	ParameterServers int               `json:"parameterServers"`
-	Image            string            `json:"image"`
-	Command          []string          `json:"command"`
-	Args             []string          `json:"args"`
-	Env              map[string]string `json:"env"`
-	Mounts           map[string]string `json:"mounts"`
-	Resources        *Resources        `json:"resources"`
-	Port             int               `json:"port"`
-	MaxRestarts      int               `json:"maxRestarts"`
-	Init             []*Container      `json:"init"`
-	Sidecars         []*Container      `json:"sidecars"`
-	Security         *PodSecurity      `json:"security"`
+	Framework        string              `json:"framework"`
+	Nodes            Nodes               `json:"nodes"`
+	GPUsPerNode      int                 `json:"gpusPerNode"`
+	ParameterServers int                 `json:"parameterServers"`
+	Roles            map[string]*Role    `json:"roles"`
+	Image            string              `json:"image"`
+	Command          []string            `json:"command"`
+	Args             []string            `json:"args"`
+	Env              map[string]EnvValue `json:"env"`
+	Files            map[string]FileRef  `json:"files"`
+	Mounts           map[string]string   `json:"mounts"`
+	Resources        *Resources          `json:"resources"`
+	SHM              Quantity            `json:"shm"`
+	Port             int                 `json:"port"`
+	MaxRestarts      int                 `json:"maxRestarts"`
+	RestartStrategy  string              `json:"restartStrategy"`
+	OnPreemption     string              `json:"onPreemption"`
+	TTLAfterFinished string              `json:"ttlAfterFinished"`
+	Init             []*Container        `json:"init"`
+	Sidecars         []*Container        `json:"sidecars"`
+	Security         *PodSecurity        `json:"security"`
+	Pod              *Pod                `json:"pod"`
+	Queue            string              `json:"queue"`
+}
+
+// Nodes is a training job's pod count: Max pods, and for elastic training
+// (written "MIN:MAX") the fewest it runs with.
+type Nodes struct {
+	Min, Max int
+	Elastic  bool
+}
+
+// UnmarshalJSON accepts a number or "MIN:MAX".
+func (n *Nodes) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		lo, hi, _ := strings.Cut(s, ":")
+		var err1, err2 error
+		n.Min, err1 = strconv.Atoi(lo)
+		n.Max, err2 = strconv.Atoi(hi)
+		n.Elastic = true
+		return errors.Join(err1, err2)
+	}
+	v, err := strconv.Atoi(string(b))
+	n.Min, n.Max, n.Elastic = v, v, false
+	return err
 }
 
 // Container is an init container, a sidecar or an app container.
 type Container struct {
-	Name      string             `json:"name"`
-	Image     string             `json:"image"`
-	Command   []string           `json:"command"`
-	Args      []string           `json:"args"`
-	Env       map[string]string  `json:"env"`
-	Mounts    map[string]string  `json:"mounts"`
-	Resources *Resources         `json:"resources"`
-	Security  *ContainerSecurity `json:"security"`
-	Ports     map[string]int     `json:"ports"`
-	Startup   *Probe             `json:"startup"`
-	Ready     *Probe             `json:"ready"`
-	Live      *Probe             `json:"live"`
+	Name      string              `json:"name"`
+	Image     string              `json:"image"`
+	Command   []string            `json:"command"`
+	Args      []string            `json:"args"`
+	Env       map[string]EnvValue `json:"env"`
+	Files     map[string]FileRef  `json:"files"`
+	Mounts    map[string]string   `json:"mounts"`
+	Resources *Resources          `json:"resources"`
+	Security  *ContainerSecurity  `json:"security"`
+	Ports     map[string]int      `json:"ports"`
+	Startup   *Probe              `json:"startup"`
+	Ready     *Probe              `json:"ready"`
+	Live      *Probe              `json:"live"`
 }
 
 // Probe has exactly one handler.
@@ -259,7 +387,7 @@ func (s *Service) UnmarshalJSON(b []byte) error {
 // UnmarshalJSON decodes a training job with nodes defaulting to 1 and port to 29500.
 func (t *Training) UnmarshalJSON(b []byte) error {
 	type plain Training
-	p := plain{Nodes: 1, Port: 29500}
+	p := plain{Nodes: Nodes{1, 1, false}, Port: 29500, OnPreemption: "restart"}
 	err := json.Unmarshal(b, &p)
 	*t = Training(p)
 	return err

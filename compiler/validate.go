@@ -1,12 +1,16 @@
 package compiler
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Versions that gate what kiln emits.
@@ -15,43 +19,74 @@ var (
 	LatestJobSet = JobSetVersion{0, 10}
 	// jobSetV1alpha2 is the first release serving jobset.x-k8s.io/v1alpha2.
 	jobSetV1alpha2 = JobSetVersion{0, 2}
-	// jobSetCoordinator is the first release with spec.coordinator
-	// (kubernetes-sigs/jobset#617, milestone release-0.6).
-	jobSetCoordinator = JobSetVersion{0, 6}
+	// jobSetTTL is the first release with spec.ttlSecondsAfterFinished.
+	jobSetTTL = JobSetVersion{0, 3}
+	// jobSetFailureRules is the first release with failurePolicy.rules
+	// (KEP-262, configurable failure policy).
+	jobSetFailureRules = JobSetVersion{0, 5}
+	// jobSetRestartStrategy is the first release with
+	// failurePolicy.restartStrategy (kubernetes-sigs/jobset#686, merged
+	// October 2024, released in v0.7).
+	jobSetRestartStrategy = JobSetVersion{0, 7}
 
 	kubeSeccompField   = manifest.KubeVersion{Major: 1, Minor: 19}
 	kubeIndexedJob     = manifest.KubeVersion{Major: 1, Minor: 22}
 	kubePodSecurity    = manifest.KubeVersion{Major: 1, Minor: 23}
 	kubeGRPCProbe      = manifest.KubeVersion{Major: 1, Minor: 24}
 	kubeNativeSidecars = manifest.KubeVersion{Major: 1, Minor: 29}
+	// kubePodFailurePolicy: Job podFailurePolicy is on by default from 1.26 (beta).
+	kubePodFailurePolicy = manifest.KubeVersion{Major: 1, Minor: 26}
+	// kubeRelaxedServiceNames: Service names may be DNS-1123 labels (start
+	// with a digit) from 1.36, where the RelaxedServiceNameValidation gate is
+	// beta and on (k8s.io/kubernetes pkg/features/kube_features.go); before,
+	// ValidateServiceName requires DNS-1035 labels.
+	kubeRelaxedServiceNames = manifest.KubeVersion{Major: 1, Minor: 36}
 )
 
 // maxHostname is the longest DNS label, hence the longest pod hostname and label value.
 const maxHostname = 63
 
+// maxJobSetPodName is the longest deterministic part of a JobSet pod name:
+// the JobSet webhook (kubernetes-sigs/jobset pkg/webhooks/jobset_webhook.go,
+// ValidateCreate) appends a 5-character suffix ("-abcde", the Job
+// controller's random one) to <jobset>-<replicatedJob>-<jobIndex>-<podIndex>
+// for the last pod and requires a DNS-1035 label (IsDNS1035Label), so at
+// most 63-6 = 57 characters.
+const maxJobSetPodName = maxHostname - len("-abcde")
+
 // Names kiln gives to what it adds.
 const (
 	tmpVolume     = "tmp"
+	shmVolume     = "shm"
 	mainContainer = "trainer"
 	workerJob     = "worker"
 	psJob         = "ps"
+	chiefJob      = "chief"
 )
 
-// checker collects positioned errors for one spec.
+// checker collects positioned errors and warnings for one spec.
 type checker struct {
-	spec *manifest.Object
-	errs []error
+	spec  *manifest.Object
+	errs  []error
+	warns []error
 }
 
 func (c *checker) errorf(field, format string, args ...any) {
 	c.errs = append(c.errs, &manifest.Error{Pos: c.spec.Locate(field), Msg: fmt.Sprintf(format, args...)})
 }
 
-// validate checks what the CUE schema cannot express well and parses the targets.
-func validate(spec *manifest.Object, a *App) []error {
+func (c *checker) warnf(field, format string, args ...any) {
+	c.warns = append(c.warns, &manifest.Error{Pos: c.spec.Locate(field), Msg: fmt.Sprintf(format, args...)})
+}
+
+// validate checks what the CUE schema cannot express well, parses the
+// targets and reads the config files. It returns errors and warnings.
+func validate(spec *manifest.Object, a *App) (errs, warns []error) {
 	c := &checker{spec: spec}
 	c.targets(a)
 	s := &a.Spec
+	c.labels("metadata.labels", a.Metadata.Labels)
+	c.annotations("metadata.annotations", a.Metadata.Annotations)
 	if s.Namespace != nil {
 		if a.Metadata.Namespace == "" {
 			c.errorf("spec.namespace", "spec.namespace asks for a Namespace object, but metadata.namespace is not set; name the namespace there")
@@ -59,7 +94,14 @@ func validate(spec *manifest.Object, a *App) []error {
 		if s.Namespace.Security != nil && a.Kube.Less(kubePodSecurity) {
 			c.errorf("spec.namespace.security", "Pod Security Admission labels need Kubernetes %s or newer (on by default from 1.23); target.kubernetes is %s", kubePodSecurity, a.Kube)
 		}
+		c.labels("spec.namespace.labels", s.Namespace.Labels)
+		for _, k := range sortedKeys(s.Namespace.Labels) {
+			if strings.HasPrefix(k, psaLabelPrefix) {
+				c.errorf(sub("spec.namespace.labels", k), "label %s is set by spec.namespace.security; set the level there", k)
+			}
+		}
 	}
+	c.readConfigFiles(a)
 	for _, name := range sortedKeys(s.Volumes) {
 		c.volume(name, s.Volumes[name])
 	}
@@ -69,7 +111,28 @@ func validate(spec *manifest.Object, a *App) []error {
 	for _, name := range sortedKeys(s.Training) {
 		c.training(a, name, s.Training[name])
 	}
-	return c.errs
+	return c.errs, c.warns
+}
+
+// labels checks label keys and values with the API server's own functions.
+func (c *checker) labels(path string, m map[string]string) {
+	for _, k := range sortedKeys(m) {
+		f := sub(path, k)
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			c.errorf(f, "label key %q is not valid: %s", k, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(m[k]); len(errs) > 0 {
+			c.errorf(f, "label value %q is not valid: %s", m[k], strings.Join(errs, "; "))
+		}
+	}
+}
+
+func (c *checker) annotations(path string, m map[string]string) {
+	for _, k := range sortedKeys(m) {
+		if errs := validation.IsQualifiedName(strings.ToLower(k)); len(errs) > 0 {
+			c.errorf(sub(path, k), "annotation key %q is not valid: %s", k, strings.Join(errs, "; "))
+		}
+	}
 }
 
 func (c *checker) targets(a *App) {
@@ -108,16 +171,41 @@ func (c *checker) volume(name string, v *Volume) {
 	if n != 1 {
 		c.errorf(path, "volume %q must be exactly one of scratch (an emptyDir per pod), shared (a PVC kiln creates) or claim (an existing PVC); it sets %d", name, n)
 	}
-	if name == tmpVolume {
-		c.errorf(path, "volume name %q is reserved: kiln mounts a writable emptyDir named %q at /tmp in every container; pick another name", name, tmpVolume)
+	if name == tmpVolume || name == shmVolume {
+		c.errorf(path, "volume name %q is reserved: kiln mounts a writable emptyDir named %q (at /tmp in every container, and a memory-backed one at /dev/shm in training pods); pick another name", name, name)
+	}
+	if strings.HasPrefix(name, "config-") || strings.HasPrefix(name, "secret-") {
+		c.errorf(path, "volume names starting with config- or secret- are reserved for the config and Secret volumes kiln adds for files:; pick another name")
+	}
+	if v.Scratch != nil {
+		c.quantity(path+".scratch.sizeLimit", v.Scratch.SizeLimit, true)
+	}
+	if v.Shared != nil {
+		c.quantity(path+".shared.size", v.Shared.Size, true)
 	}
 }
 
-// podContainer is one container of a pod being checked: its spec path and fields.
+// quantity rejects a byte quantity in milli units (512m is 0.512 bytes).
+func (c *checker) quantity(field string, q Quantity, bytes bool) {
+	if bytes && strings.HasSuffix(string(q), "m") {
+		c.errorf(field, "%s is %s thousandths of a byte (the suffix m means milli); write Mi for mebibytes, e.g. %sMi", q, strings.TrimSuffix(string(q), "m"), strings.TrimSuffix(string(q), "m"))
+	}
+}
+
+func (c *checker) resources(path string, r *Resources) {
+	if r != nil {
+		c.quantity(path+".memory", r.Memory, true)
+	}
+}
+
+// podContainer is one container of a pod being checked: its spec path and
+// fields, and the port names it gets besides its own (service ports, a
+// framework's port).
 type podContainer struct {
 	path    string
 	c       *Container
 	sidecar bool
+	ports   map[string]bool
 }
 
 func (c *checker) service(a *App, name string, s *Service) {
@@ -125,9 +213,41 @@ func (c *checker) service(a *App, name string, s *Service) {
 	if len(s.Sidecars) > 0 {
 		c.sidecarGate(a, path+".sidecars")
 	}
-	c.pod(a, path, podContainers(path, s.Init, s.Sidecars, s.Containers))
+	cs := podContainers(path, s.Init, s.Sidecars, s.Containers)
+	// Service ports become ports of the first container unless another
+	// container declares a port of that name (service.go).
+	for _, pc := range cs {
+		if pc.path == path+".containers[0]" {
+			pc.ports = map[string]bool{}
+			for p := range s.Ports {
+				if !declaresPort(s, p) {
+					pc.ports[p] = true
+				}
+			}
+			for i := range cs {
+				if cs[i].path == pc.path {
+					cs[i].ports = pc.ports
+				}
+			}
+		}
+	}
+	c.pod(a, path, cs, s.Pod)
 	if _, clash := a.Spec.Training[name]; clash {
 		c.errorf(path, "service %q has the name of training job %q, whose JobSet gets a headless Service of that name; rename one", name, name)
+	}
+	if len(s.Ports) > 0 && a.Kube.Less(kubeRelaxedServiceNames) {
+		if errs := validation.IsDNS1035Label(name); len(errs) > 0 {
+			c.errorf(path, "service key %q names a Service, and before Kubernetes %s Service names must start with a letter (DNS-1035); target.kubernetes is %s: rename it, e.g. %q, or target %s", name, kubeRelaxedServiceNames, a.Kube, "svc-"+name, kubeRelaxedServiceNames)
+		}
+	}
+	if s.Replicas > 1 {
+		for _, pc := range cs {
+			for _, v := range sortedKeys(pc.c.Mounts) {
+				if vol := a.Spec.Volumes[v]; vol != nil && vol.Shared != nil && (vol.Shared.AccessMode == "ReadWriteOnce" || vol.Shared.AccessMode == "ReadWriteOncePod") {
+					c.warnf(sub(pc.path+".mounts", v), "volume %q is %s but service %q has %d replicas: pods on other nodes (ReadWriteOncePod: any other pod) cannot mount it and stay Pending; use ReadWriteMany or one replica", v, vol.Shared.AccessMode, name, s.Replicas)
+				}
+			}
+		}
 	}
 }
 
@@ -151,31 +271,154 @@ func podContainers(path string, init, sidecars, containers []*Container) []podCo
 	return out
 }
 
-// pod checks the containers of one pod: unique names, known volumes, probes.
-func (c *checker) pod(a *App, path string, cs []podContainer) {
+// pod checks one pod: unique container names, known volumes, configs and
+// their keys, probes naming the container's own ports, memory units, the
+// pod block; and warns about containers without a user id.
+func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 	seen := map[string]string{}
+	podUser := false
+	if s := podSecurityOf(a, path); s != nil && s.RunAsUser != nil {
+		podUser = true
+	}
 	for _, pc := range cs {
 		if prev, dup := seen[pc.c.Name]; dup {
 			c.errorf(pc.path+".name", "container name %q is already used by %s; names must be unique across init, sidecars and containers of a pod", pc.c.Name, prev)
 		} else {
 			seen[pc.c.Name] = pc.path
 		}
-		c.mounts(a, pc.path, pc.c.Mounts)
+		c.mounts(a, pc.path, pc.c)
+		c.env(a, pc.path, pc.c.Env)
+		c.resources(pc.path+".resources", pc.c.Resources)
 		for _, p := range []struct {
 			key string
 			p   *Probe
 		}{{"startup", pc.c.Startup}, {"ready", pc.c.Ready}, {"live", pc.c.Live}} {
 			if p.p != nil {
-				c.probe(a, pc.path+"."+p.key, p.p)
+				c.probe(a, pc, pc.path+"."+p.key, p.p)
+			}
+		}
+		if !podUser && (pc.c.Security == nil || pc.c.Security.RunAsUser == nil) {
+			at := pc.path
+			if pc.path == path {
+				at = path + ".image"
+			}
+			c.warnf(at, "container %q sets no runAsUser; kiln sets runAsNonRoot, so the kubelet refuses to start it if the image's USER is root or unset; set security.runAsUser (pod or container) to a non-zero uid", pc.c.Name)
+		}
+	}
+	if pod != nil {
+		pp := path + ".pod"
+		c.labels(pp+".labels", pod.Labels)
+		c.annotations(pp+".annotations", pod.Annotations)
+		c.labels(pp+".nodeSelector", pod.NodeSelector)
+		for _, k := range sortedKeys(pod.Labels) {
+			if k == LabelName || k == LabelPartOf || k == LabelManagedBy {
+				c.errorf(sub(pp+".labels", k), "label %s is set by kiln (selectors use it); remove it", k)
+			}
+		}
+		for i, t := range pod.Tolerations {
+			tp := fmt.Sprintf("%s.tolerations[%d]", pp, i)
+			if t.Operator == "Exists" && t.Value != "" {
+				c.errorf(tp+".value", "a toleration with operator Exists matches any value; remove value, or use operator Equal")
+			}
+			if t.Key == "" && t.Operator != "Exists" {
+				c.errorf(tp, "a toleration without key must have operator: Exists (it then tolerates every taint)")
+			}
+			if t.TolerationSeconds != nil && t.Effect != "NoExecute" {
+				c.errorf(tp+".tolerationSeconds", "tolerationSeconds applies only to effect NoExecute")
+			}
+		}
+		if len(pod.Affinity) > 0 {
+			d := json.NewDecoder(bytes.NewReader(pod.Affinity))
+			d.DisallowUnknownFields()
+			var aff corev1.Affinity
+			if err := d.Decode(&aff); err != nil {
+				c.errorf(pp+".affinity", "affinity is not a Kubernetes Affinity: %s", strings.TrimPrefix(err.Error(), "json: "))
 			}
 		}
 	}
 }
 
-func (c *checker) mounts(a *App, path string, mounts map[string]string) {
+// podSecurityOf returns the pod-level security of the service or training job at path.
+func podSecurityOf(a *App, path string) *PodSecurity {
+	if k, ok := strings.CutPrefix(path, "spec.services."); ok {
+		if s := a.Spec.Services[k]; s != nil {
+			return s.Security
+		}
+	}
+	if k, ok := strings.CutPrefix(path, "spec.training."); ok {
+		if t := a.Spec.Training[k]; t != nil {
+			return t.Security
+		}
+	}
+	return nil
+}
+
+// env checks that every config an env variable names exists in the spec
+// with that key, and that a reference names exactly one of config or secret.
+func (c *checker) env(a *App, path string, env map[string]EnvValue) {
+	for _, k := range sortedKeys(env) {
+		v := env[k]
+		f := sub(path+".env", k)
+		if v.Value == "" && !v.IsRef() && v.Key != "" {
+			c.errorf(f, "env %s names a key but neither config nor secret; give {config: NAME, key: K} or {secret: NAME, key: K}", k)
+			continue
+		}
+		if v.Config != "" && v.Secret != "" {
+			c.errorf(f, "env %s names both a config and a secret; give one", k)
+			continue
+		}
+		if v.Config != "" {
+			c.configKey(a, f, v.Config, v.Key)
+		}
+	}
+}
+
+// configKey checks that config name exists in spec.configs and, when key is
+// given, holds it.
+func (c *checker) configKey(a *App, field, name, key string) {
+	cfg, ok := a.Spec.Configs[name]
+	if !ok {
+		known := sortedKeys(a.Spec.Configs)
+		hint := "spec.configs declares none"
+		if len(known) > 0 {
+			hint = "known configs: " + strings.Join(known, ", ")
+			if near := nearest(name, known); near != "" {
+				hint = fmt.Sprintf("did you mean %q? %s", near, hint)
+			}
+		}
+		c.errorf(field+".config", "config %q is not in spec.configs; %s (an existing ConfigMap is not supported: declare it under spec.configs)", name, hint)
+		return
+	}
+	if key == "" {
+		return
+	}
+	keys := configKeys(cfg)
+	for _, k := range keys {
+		if k == key {
+			return
+		}
+	}
+	hint := "it has no keys"
+	if len(keys) > 0 {
+		hint = "its keys: " + strings.Join(keys, ", ")
+	}
+	c.errorf(field+".key", "config %q has no key %q; %s", name, key, hint)
+}
+
+// mounts checks a container's mounts and files: known volumes and configs,
+// one thing per path.
+func (c *checker) mounts(a *App, path string, ctr *Container) {
 	at := map[string]string{}
-	for _, vol := range sortedKeys(mounts) {
-		field := path + ".mounts." + vol
+	claim := func(field, mp, what string) {
+		mp = strings.TrimRight(mp, "/")
+		if prev, dup := at[mp]; dup {
+			c.errorf(field, "%s and %s are both mounted at %s; give each its own path", prev, what, mp)
+			return
+		}
+		at[mp] = what
+	}
+	for _, vol := range sortedKeys(ctr.Mounts) {
+		field := sub(path+".mounts", vol)
 		if _, ok := a.Spec.Volumes[vol]; !ok {
 			known := sortedKeys(a.Spec.Volumes)
 			hint := "spec.volumes declares none"
@@ -184,15 +427,26 @@ func (c *checker) mounts(a *App, path string, mounts map[string]string) {
 			}
 			c.errorf(field, "mounts names volume %q, which spec.volumes does not declare; %s", vol, hint)
 		}
-		mp := strings.TrimRight(mounts[vol], "/")
-		if prev, dup := at[mp]; dup {
-			c.errorf(field, "volumes %q and %q are both mounted at %s; give each its own path", prev, vol, mounts[vol])
+		claim(field, ctr.Mounts[vol], fmt.Sprintf("volume %q", vol))
+	}
+	for _, fp := range sortedKeys(ctr.Files) {
+		ref := ctr.Files[fp]
+		field := sub(path+".files", fp)
+		switch {
+		case ref.Config != "" && ref.Secret != "", ref.Config == "" && ref.Secret == "":
+			c.errorf(field, "files %s must name exactly one of config or secret", fp)
+			continue
+		case ref.Config != "":
+			c.configKey(a, field, ref.Config, ref.Key)
 		}
-		at[mp] = vol
+		if strings.TrimRight(fp, "/") == "" {
+			c.errorf(field, "files cannot mount over /")
+		}
+		claim(field, fp, "files "+fp)
 	}
 }
 
-func (c *checker) probe(a *App, path string, p *Probe) {
+func (c *checker) probe(a *App, pc podContainer, path string, p *Probe) {
 	n := 0
 	for _, set := range []bool{p.HTTPGet != nil, p.TCPSocket != nil, p.Exec != nil, p.GRPC != nil} {
 		if set {
@@ -205,6 +459,42 @@ func (c *checker) probe(a *App, path string, p *Probe) {
 	if p.GRPC != nil && a.Kube.Less(kubeGRPCProbe) {
 		c.errorf(path+".grpc", "grpc probes are on by default from Kubernetes %s; target.kubernetes is %s", kubeGRPCProbe, a.Kube)
 	}
+	var port Port
+	field := ""
+	switch {
+	case p.HTTPGet != nil:
+		port, field = p.HTTPGet.Port, path+".httpGet.port"
+	case p.TCPSocket != nil:
+		port, field = p.TCPSocket.Port, path+".tcpSocket.port"
+	}
+	if port.Name == "" {
+		return
+	}
+	own := map[string]bool{}
+	for k := range pc.c.Ports {
+		own[k] = true
+	}
+	for k := range pc.ports {
+		own[k] = true
+	}
+	if !own[port.Name] {
+		hint := "it declares no ports"
+		if len(own) > 0 {
+			hint = "its ports: " + strings.Join(sortedKeys(own), ", ")
+		}
+		c.errorf(field, "probe port %q is not a port of container %q; the kubelet looks port names up only in the probing container, so the probe would never pass: use a port number or one of the container's own port names (%s)", port.Name, pc.c.Name, hint)
+	}
+}
+
+// nearest returns the candidate closest to s by edit distance, if close.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }
 
 func (c *checker) training(a *App, name string, t *Training) {
@@ -214,8 +504,12 @@ func (c *checker) training(a *App, name string, t *Training) {
 	}
 	if a.JobSet.Less(jobSetV1alpha2) {
 		c.errorf("spec.target.jobset", "kiln emits jobset.x-k8s.io/v1alpha2, served from JobSet %s; target.jobset is %s", jobSetV1alpha2, a.JobSet)
-	} else if hasCoordinator(t) && a.JobSet.Less(jobSetCoordinator) {
-		c.errorf("spec.target.jobset", "framework %s sets the JobSet's spec.coordinator, a field JobSet %s added; target.jobset %s does not know it: target %s or newer", t.Framework, jobSetCoordinator, a.JobSet, jobSetCoordinator)
+	}
+	if t.RestartStrategy != "" && a.JobSet.Less(jobSetRestartStrategy) {
+		c.errorf(path+".restartStrategy", "failurePolicy.restartStrategy is a field JobSet %s added; target.jobset is %s: raise it or drop restartStrategy", jobSetRestartStrategy, a.JobSet)
+	}
+	if t.TTLAfterFinished != "" && a.JobSet.Less(jobSetTTL) {
+		c.errorf(path+".ttlAfterFinished", "ttlSecondsAfterFinished is a field JobSet %s added; target.jobset is %s", jobSetTTL, a.JobSet)
 	}
 	if len(t.Sidecars) > 0 {
 		c.sidecarGate(a, path+".sidecars")
@@ -223,49 +517,120 @@ func (c *checker) training(a *App, name string, t *Training) {
 	if t.ParameterServers > 0 && t.Framework != "tensorflow" {
 		c.errorf(path+".parameterServers", "parameterServers is for framework tensorflow; framework %s has no parameter servers", t.Framework)
 	}
-	if t.Framework == "pytorch" && len(t.Command) > 0 && t.Command[0] == "torchrun" {
-		c.errorf(path+".command", "kiln writes the torchrun launch itself (--nnodes, --nproc_per_node, --node_rank, --master_addr, --master_port); give the script or module, e.g. [python, -m, train]")
+	for _, role := range sortedKeys(t.Roles) {
+		switch {
+		case t.Framework != "tensorflow":
+			c.errorf(path+".roles", "roles is for framework tensorflow (chief and parameter servers); framework %s has only workers: use resources", t.Framework)
+		case role == psJob && t.ParameterServers == 0, role == chiefJob && !hasChief(t):
+			c.errorf(path+".roles."+role, "roles.%s sets resources of a role this job does not have (a chief and parameter servers come with parameterServers > 0)", role)
+		}
 	}
-	main := &Container{Name: mainContainer, Image: t.Image, Mounts: t.Mounts, Env: t.Env}
+	n := t.Nodes
+	if n.Elastic {
+		switch {
+		case t.Framework != "pytorch":
+			c.errorf(path+".nodes", "nodes %q: MIN:MAX (elastic training) is for framework pytorch; give a number", fmt.Sprintf("%d:%d", n.Min, n.Max))
+		case n.Min < 1 || n.Max > 100000 || n.Min > n.Max:
+			c.errorf(path+".nodes", "nodes %q: want MIN:MAX with 1 <= MIN <= MAX <= 100000", fmt.Sprintf("%d:%d", n.Min, n.Max))
+		}
+	}
+	if t.Framework == "pytorch" && len(t.Command) > 0 {
+		if _, err := torchLaunch(t.Command); err != nil {
+			c.errorf(path+".command", "%v", err)
+		}
+	}
+	main := &Container{Name: mainContainer, Image: t.Image, Mounts: t.Mounts, Env: t.Env, Files: t.Files, Resources: t.Resources}
+	for _, role := range sortedKeys(t.Roles) {
+		if r := t.Roles[role]; r != nil && r.Resources != nil {
+			c.resources(path+".roles."+role+".resources", r.Resources)
+		}
+	}
+	c.quantity(path+".shm", t.SHM, true)
 	cs := podContainers(path, t.Init, t.Sidecars, nil)
-	cs = append(cs, podContainer{path: path, c: main})
-	c.pod(a, path, cs)
+	cs = append(cs, podContainer{path: path, c: main, ports: map[string]bool{frameworkPort(t.Framework): true}})
+	c.pod(a, path, cs, t.Pod)
 	reserved := frameworkEnv(t.Framework)
 	for _, k := range sortedKeys(t.Env) {
 		if reserved[k] {
-			c.errorf(path+".env."+k, "env %s is set by kiln for framework %s; remove it", k, t.Framework)
+			c.errorf(sub(path+".env", k), "env %s is set by kiln for framework %s; remove it", k, t.Framework)
 		}
 	}
-	// Pod hostnames are <jobset>-<replicatedJob>-<jobIndex>-<podIndex>; each
-	// is a DNS label, so at most 63 characters.
-	jobs := []struct {
-		name string
-		pods int
-	}{{workerJob, t.Nodes}}
-	if t.ParameterServers > 0 {
-		jobs = append(jobs, struct {
-			name string
-			pods int
-		}{psJob, t.ParameterServers})
-	}
-	long := false
-	for _, j := range jobs {
-		host := hostname(name, j.name, j.pods-1)
-		if len(host) > maxHostname && !long {
-			long = true
-			c.errorf(path, "JobSet name %q is too long: pod hostname %q has %d characters, more than %d; shorten the key under spec.training to at most %d characters", name, host, len(host), maxHostname, len(name)-(len(host)-maxHostname))
-		}
-	}
-	if hasCoordinator(t) && !long {
-		ep := hostname(name, workerJob, 0) + "." + name
-		if len(ep) > maxHostname {
-			c.errorf(path, "JobSet name %q is too long: the coordinator endpoint %q (a label value JobSet sets on every pod) has %d characters, more than %d; shorten the key under spec.training", name, ep, len(ep), maxHostname)
+	c.trainingNames(a, name, t)
+	if t.Framework == "tensorflow" {
+		for _, rj := range roleJobs(name, t) {
+			if size := tfConfigBytes(name, t, rj.name, rj.pods); size > maxEnvBytes {
+				c.errorf(path+".nodes", "TF_CONFIG of the %s pods would be %d bytes with %d workers and %d parameter servers; Linux refuses to start a process with an environment variable over %d bytes (MAX_ARG_STRLEN): use at most %d workers, or a cluster resolver that does not list every task", rj.name, size, t.Nodes.Max, t.ParameterServers, maxEnvBytes, maxTFWorkers(name, t))
+				break
+			}
 		}
 	}
 }
 
-// hasCoordinator reports whether a training job gets a JobSet coordinator.
-func hasCoordinator(t *Training) bool { return t.Framework != "tensorflow" }
+// maxTFWorkers is the most workers whose TF_CONFIG fits in maxEnvBytes.
+func maxTFWorkers(name string, t *Training) int {
+	fits := func(nodes int) bool {
+		u := *t
+		u.Nodes = Nodes{nodes, nodes, false}
+		for _, rj := range roleJobs(name, &u) {
+			if tfConfigBytes(name, &u, rj.name, rj.pods) > maxEnvBytes {
+				return false
+			}
+		}
+		return true
+	}
+	lo, hi := 0, t.Nodes.Max
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// frameworkPort is the name of the container port kiln gives a framework's main container.
+func frameworkPort(framework string) string {
+	switch framework {
+	case "pytorch":
+		return "torchrun"
+	case "tensorflow":
+		return "tf-server"
+	}
+	return "coordinator"
+}
+
+// trainingNames applies the JobSet webhook's name rules (kubernetes-sigs/jobset
+// pkg/webhooks/jobset_webhook.go, ValidateCreate) to the names a training
+// key produces: each Job name <jobset>-<replicatedJob>-<jobIndex> must be a
+// DNS-1035 label (a letter first), and the longest pod name
+// <jobset>-<replicatedJob>-<jobIndex>-<podIndex> plus the 5-character
+// suffix must be one too (at most 57 characters before the suffix). The
+// JobSet's headless Service is named after the JobSet, which the same rule
+// covers.
+func (c *checker) trainingNames(a *App, name string, t *Training) {
+	path := "spec.training." + name
+	for _, rj := range roleJobs(name, t) {
+		job := name + "-" + rj.name + "-0"
+		if errs := validation.IsDNS1035Label(job); len(errs) > 0 && !strings.Contains(strings.Join(errs, " "), "no more than") {
+			c.errorf(path, "training key %q cannot name a JobSet: the JobSet webhook requires its Job names (%q) to be DNS-1035 labels, which start with a letter; rename it, e.g. %q", name, job, "job-"+name)
+			return
+		}
+	}
+	max, worst := maxJobSetPodName, ""
+	for _, rj := range roleJobs(name, t) {
+		pod := hostname(name, rj.name, rj.pods-1)
+		if len(pod) > maxJobSetPodName {
+			if m := len(name) - (len(pod) - maxJobSetPodName); m < max || worst == "" {
+				max, worst = m, pod
+			}
+		}
+	}
+	if worst != "" {
+		c.errorf(path, "training key %q is too long: the JobSet webhook requires pod names %q plus a 5-character suffix to fit in 63 characters (at most %d before the suffix), and %q has %d; shorten the key to at most %d characters", name, "<jobset>-<job>-<jobIndex>-<podIndex>", maxJobSetPodName, worst, len(worst), max)
+	}
+}
 
 // hostname is the stable hostname of pod podIndex of job 0 of a replicated job.
 func hostname(jobset, rjob string, podIndex int) string {

@@ -6,6 +6,7 @@ import (
 	"github.com/kilnhq/kiln/internal/atomicfile"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -26,6 +27,7 @@ func newBuildCmd(e *env) *cobra.Command {
 	var lf lintFlags
 	var outDir string
 	var check, noLint bool
+	var failOn string
 	cmd := &cobra.Command{
 		Use:   "build [PATH...] [-o DIR]",
 		Short: "Compile App specs into Kubernetes manifests, lint them, print or write them",
@@ -37,14 +39,24 @@ wrote that are no longer produced are removed (kiln lists what it wrote in
 DIR/` + buildManifest + `; other files are never touched). Other manifests among
 the inputs are linted with the compiled objects as context but not emitted.
 
-With --check nothing is written: exit 1 and a summary if DIR is out of date.
-Lint errors on the compiled objects stop the build (exit 1, nothing printed or
-written) unless --no-lint.
+With --check nothing is written: exit 1 and a summary if DIR is out of date
+(stale, missing or extra files, or temporary files a killed build left, which
+the next build removes).
+Warnings (the compiler's, and lint findings on the compiled objects) are
+printed on stderr. Findings at the --fail-on level (default error) stop the
+build: exit 1, nothing printed or written. --no-lint skips the lint.
+A file of apiVersion kiln.dev/* or kind App that is not a valid spec stops the
+build (exit 2) and nothing in DIR changes: a typo in a spec's header never
+removes the app's files.
 
-Exit codes: 0 ok, 1 lint errors or stale output (--check), 2 usage error or bad spec.`,
+Exit codes: 0 ok, 1 findings at --fail-on or stale output (--check), 2 usage error or bad spec.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if check && outDir == "" {
 				return usageErrorf("--check needs -o DIR: the directory to compare with")
+			}
+			threshold, err := parseFailOn(failOn)
+			if err != nil {
+				return err
 			}
 			cfg, opts, err := lf.load()
 			if err != nil {
@@ -58,11 +70,19 @@ Exit codes: 0 ok, 1 lint errors or stale output (--check), 2 usage error or bad 
 				printInputErrors(e, errs)
 				return &exitError{code: exitInput}
 			}
-			all, compiled, errs := buildObjects(set.Objects(), opts)
+			if errs := notSpecs(set.Objects()); len(errs) > 0 {
+				printInputErrors(e, errs)
+				return &exitError{code: exitInput}
+			}
+			all, compiled, warns, errs := buildObjects(set.Objects(), opts)
 			if len(errs) > 0 {
 				printInputErrors(e, errs)
 				return &exitError{code: exitInput}
 			}
+			for _, w := range warns {
+				fmt.Fprintln(e.stderr, warningLine(w))
+			}
+			refuse := len(warns) > 0 && threshold != 0 && threshold <= rules.Warning
 			if len(compiled) == 0 {
 				return usageErrorf("no App specs (apiVersion %s, kind %s) among the inputs", compiler.APIVersion, compiler.Kind)
 			}
@@ -75,12 +95,16 @@ Exit codes: 0 ok, 1 lint errors or stale output (--check), 2 usage error or bad 
 				if err != nil {
 					return &exitError{code: exitInput, msg: err.Error()}
 				}
-				if own := onlyObjects(res, compiled); own.HasErrors() {
+				own := onlyObjects(res, compiled)
+				if len(own.Findings) > own.Summary.Suppressed {
 					if err := report.Write(e.stderr, "text", own, report.Options{ToolVersion: version}); err != nil {
 						return err
 					}
-					return &exitError{code: exitFindings, msg: "build refused: the compiled objects have error-level findings (fix the spec, or use --no-lint)"}
 				}
+				refuse = refuse || failsAt(own, threshold)
+			}
+			if refuse {
+				return &exitError{code: exitFindings, msg: fmt.Sprintf("build refused: findings at --fail-on %s (fix the spec, or use --fail-on / --no-lint)", failOnName(threshold))}
 			}
 			switch {
 			case check:
@@ -107,6 +131,7 @@ Exit codes: 0 ok, 1 lint errors or stale output (--check), 2 usage error or bad 
 	fl.StringVarP(&outDir, "output", "o", "", "write one file per object under DIR instead of printing the stream")
 	fl.BoolVar(&check, "check", false, "write nothing; exit 1 if the files under -o DIR are not what the build would write")
 	fl.BoolVar(&noLint, "no-lint", false, "do not lint the compiled objects")
+	fl.StringVar(&failOn, "fail-on", "error", "lowest severity that stops the build (exit 1, nothing written): "+failOnValues)
 	return cmd
 }
 
@@ -127,7 +152,35 @@ func readBuildInputs(e *env, paths []string, cfg *rules.Config, outDir string) *
 	}
 	set := manifest.ReadFiles(kept, e.stdin)
 	set.Errs = append(errs, set.Errs...)
+	dropConfigFiles(set)
 	return set
+}
+
+// dropConfigFiles removes from the inputs the files that specs read into
+// ConfigMaps (an Envoy or Fluent Bit config next to the spec is data for a
+// ConfigMap, not a manifest to compile or lint).
+func dropConfigFiles(set *manifest.Set) {
+	used := map[string]bool{}
+	for _, o := range set.Objects() {
+		if compiler.IsSpec(o) {
+			for _, f := range compiler.ConfigFiles(o) {
+				if abs, err := filepath.Abs(f); err == nil {
+					used[abs] = true
+				}
+			}
+		}
+	}
+	if len(used) == 0 {
+		return
+	}
+	kept := set.Sources[:0]
+	for _, src := range set.Sources {
+		if abs, err := filepath.Abs(src.Path); err == nil && used[abs] {
+			continue
+		}
+		kept = append(kept, src)
+	}
+	set.Sources = kept
 }
 
 func within(dir, file string) bool {
@@ -142,14 +195,27 @@ func within(dir, file string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
+// notSpecs refuses objects of kind App that are not in kiln's group: in a
+// build, a spec whose header is wrong must stop the build rather than drop
+// the app's files from the output directory.
+func notSpecs(objs []*manifest.Object) []error {
+	var errs []error
+	for _, o := range objs {
+		if compiler.MaybeSpec(o) && !compiler.IsSpec(o) {
+			errs = append(errs, &manifest.Error{Pos: o.Locate("apiVersion"), Msg: fmt.Sprintf("kind App with apiVersion %q is not a kiln App spec (apiVersion %s); kiln build refuses it so that a typo never removes the app's output: fix the apiVersion, or exclude the file in .kiln.yaml if it is another API's App", o.APIVersion, compiler.APIVersion)})
+		}
+	}
+	return errs
+}
+
 // kindRank orders compiled objects across specs as DESIGN §3 does within one.
 var kindRank = map[string]int{"Namespace": 0, "PersistentVolumeClaim": 1, "ConfigMap": 2, "Service": 3, "Deployment": 4, "JobSet": 5}
 
 // buildObjects compiles the specs among objs. It returns every object (the
 // compiled ones in place of their specs, for linting) and the compiled ones
 // alone, ordered by kind across specs, then in spec order.
-func buildObjects(objs []*manifest.Object, _ *rules.Options) (all, compiled []*manifest.Object, errs []error) {
-	all, compiled, errs = expandSpecs(objs)
+func buildObjects(objs []*manifest.Object, _ *rules.Options) (all, compiled []*manifest.Object, warns, errs []error) {
+	all, compiled, warns, errs = expandSpecsWarn(objs)
 	sort.SliceStable(compiled, func(i, j int) bool { return kindRank[compiled[i].Kind] < kindRank[compiled[j].Kind] })
 	seen := map[manifest.Ref]*manifest.Object{}
 	for _, o := range compiled {
@@ -159,7 +225,50 @@ func buildObjects(objs []*manifest.Object, _ *rules.Options) (all, compiled []*m
 		}
 		seen[o.Ref()] = o
 	}
-	return all, compiled, errs
+	return all, compiled, warns, errs
+}
+
+// expandSpecsWarn is expandSpecs that also returns the compiler's warnings.
+func expandSpecsWarn(objs []*manifest.Object) (all, compiled []*manifest.Object, warns, errs []error) {
+	var specs []*manifest.Object
+	for _, o := range objs {
+		if compiler.IsSpec(o) {
+			specs = append(specs, o)
+		}
+	}
+	if len(specs) == 0 {
+		return objs, nil, nil, nil
+	}
+	results, warns, cerrs := compiler.CompileAllWarn(specs)
+	for _, err := range cerrs {
+		errs = append(errs, unjoin(err)...)
+	}
+	next := 0
+	for _, o := range objs {
+		if !compiler.IsSpec(o) {
+			all = append(all, o)
+			continue
+		}
+		all = append(all, results[next]...)
+		compiled = append(compiled, results[next]...)
+		next++
+	}
+	return all, compiled, warns, errs
+}
+
+// warningLine formats a compiler warning as file:line:col: warning: message.
+func warningLine(err error) string {
+	if me, ok := err.(*manifest.Error); ok {
+		return fmt.Sprintf("%s: warning: %s", me.Pos, me.Msg)
+	}
+	return "warning: " + err.Error()
+}
+
+func failOnName(s rules.Severity) string {
+	if s == rules.Warning {
+		return "warning"
+	}
+	return "error"
 }
 
 // onlyObjects keeps the findings on the given objects and recounts the summary.
@@ -221,19 +330,20 @@ func outputFiles(objs []*manifest.Object) (map[string][]byte, error) {
 // outputDiff is how an output directory differs from what a build would write.
 type outputDiff struct {
 	stale, missing, extra []string
-	manifest              bool // the build manifest itself is out of date
+	leftover              []string // temporary files of a killed build
+	manifest              bool     // the build manifest itself is out of date
 }
 
 func (d *outputDiff) empty() bool {
-	return len(d.stale)+len(d.missing)+len(d.extra) == 0 && !d.manifest
+	return len(d.stale)+len(d.missing)+len(d.extra)+len(d.leftover) == 0 && !d.manifest
 }
 
 func (d *outputDiff) print(e *env, dir string) {
-	fmt.Fprintf(e.stderr, "kiln: %s is out of date: %d stale, %d missing, %d extra\n", dir, len(d.stale), len(d.missing), len(d.extra))
+	fmt.Fprintf(e.stderr, "kiln: %s is out of date: %d stale, %d missing, %d extra, %d leftover\n", dir, len(d.stale), len(d.missing), len(d.extra), len(d.leftover))
 	for _, g := range []struct {
 		what  string
 		files []string
-	}{{"stale", d.stale}, {"missing", d.missing}, {"extra", d.extra}} {
+	}{{"stale", d.stale}, {"missing", d.missing}, {"extra", d.extra}, {"leftover", d.leftover}} {
 		for _, f := range g.files {
 			fmt.Fprintf(e.stderr, "  %-8s %s\n", g.what, filepath.Join(dir, filepath.FromSlash(f)))
 		}
@@ -266,15 +376,79 @@ func diffOutput(dir string, files map[string][]byte) (*outputDiff, error) {
 			d.extra = append(d.extra, rel)
 		}
 	}
+	d.leftover = leftoverTemps(dir, files)
 	have, _ := os.ReadFile(filepath.Join(dir, buildManifest))
 	d.manifest = !bytes.Equal(have, manifestContent(files))
 	return d, nil
+}
+
+// tempName matches the temporary files atomicfile.WriteFile creates next to
+// a target (.<name>.<random digits>.tmp).
+var tempName = regexp.MustCompile(`^\.(.+)\.[0-9]+\.tmp$`)
+
+// leftoverTemps lists, relative to dir, the temporary files a killed build
+// left next to files kiln writes there (the build manifest, or a .yaml file
+// this build or the previous one produces). Nothing else is ever listed.
+func leftoverTemps(dir string, files map[string][]byte) []string {
+	ours := map[string]bool{buildManifest: true}
+	subdirs := map[string]bool{"": true}
+	for _, rel := range append(sortedFiles(files), previousFiles(dir)...) {
+		ours[rel] = true
+		subdirs[pathDir(rel)] = true
+	}
+	var out []string
+	for _, sub := range sortedKeys(subdirs) {
+		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(sub)))
+		if err != nil {
+			continue
+		}
+		for _, en := range entries {
+			m := tempName.FindStringSubmatch(en.Name())
+			if m == nil || !en.Type().IsRegular() {
+				continue
+			}
+			target := m[1]
+			if sub != "" {
+				target = sub + "/" + target
+			}
+			if ours[target] {
+				rel := en.Name()
+				if sub != "" {
+					rel = sub + "/" + rel
+				}
+				out = append(out, rel)
+			}
+		}
+	}
+	return out
+}
+
+func pathDir(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // writeOutput writes every file atomically (a temporary file in the same
 // directory, then a rename), skips files already up to date, removes files a
 // previous build wrote that are no longer produced, and records what it wrote.
 func writeOutput(dir string, files map[string][]byte) error {
+	for _, rel := range leftoverTemps(dir, files) {
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("%s: cannot remove a temporary file a killed build left: %v", path, err)
+		}
+	}
 	old := previousFiles(dir)
 	for _, rel := range sortedFiles(files) {
 		path := filepath.Join(dir, filepath.FromSlash(rel))

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,7 +95,7 @@ func TestBuildBadSpecs(t *testing.T) {
 		msg        string
 	}{
 		{"unknown field", svc + "      replica: 3\n" + ctr, 7, `unknown field "replica"`},
-		{"wrong type", svc + "      replicas: three\n" + ctr, 7, "replicas: conflicting values"},
+		{"wrong type", svc + "      replicas: three\n" + ctr, 7, "replicas must be a whole number"},
 		{"unknown volume in mounts", svc + ctr + "          mounts: {cache: /cache}\n", 10, `volume "cache"`},
 		{"nodes: 0", train("pt", "      nodes: 0\n"), 8, "nodes: invalid value 0"},
 		{"duplicate container names", svc + "      init:\n        - {name: app, image: busybox}\n" + ctr, 10, `container name "app" is already used`},
@@ -292,5 +293,110 @@ func TestBuildUsage(t *testing.T) {
 		if code != exitInput || stdout != "" || !strings.Contains(stderr, tt.msg) {
 			t.Errorf("kiln %v: exit %d, stdout %q, stderr %q; want 2 and %q", tt.args, code, stdout, stderr, tt.msg)
 		}
+	}
+}
+
+// TestBuildHeaderTypoKeepsOutput: a spec whose header has a typo is an input
+// error (exit 2), and build -o then changes nothing in the output directory,
+// which still holds that app's files from the last good build.
+func TestBuildHeaderTypoKeepsOutput(t *testing.T) {
+	other := strings.Replace(twoServices, "name: shop, namespace: shop", "name: blog, namespace: blog", 1)
+	for _, tt := range []struct{ name, from, to, msg string }{
+		{"apiVersion v1alpha2", "apiVersion: kiln.dev/v1alpha1", "apiVersion: kiln.dev/v1alpha2", `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
+		{"group typo", "apiVersion: kiln.dev/v1alpha1", "apiVersion: kiln.de/v1alpha1", `apiVersion "kiln.de/v1alpha1" is not an App spec version`},
+		{"kind typo", "kind: App", "kind: Ap", `kind "Ap" is not a kind kiln knows`},
+		{"App of another group", "apiVersion: kiln.dev/v1alpha1", "apiVersion: example.com/v1", "is not a kiln App spec"},
+		{"not a valid spec", "    worker:\n", "    worker:\n      replicas: many\n", "replicas must be"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"specs/shop.yaml": twoServices, "specs/blog.yaml": other})
+			specs, out := filepath.Join(dir, "specs"), filepath.Join(dir, "out")
+			if code, _, stderr := runKiln(t, "", "build", specs, "-o", out); code != 0 {
+				t.Fatalf("first build: exit %d: %s", code, stderr)
+			}
+			before := snapshotOf(t, out)
+			bad := strings.Replace(twoServices, tt.from, tt.to, 1)
+			if bad == twoServices {
+				t.Fatal("replacement did not apply")
+			}
+			os.WriteFile(filepath.Join(specs, "shop.yaml"), []byte(bad), 0o644)
+			code, _, stderr := runKiln(t, "", "build", specs, "-o", out)
+			if code != exitInput || !strings.Contains(stderr, tt.msg) || !strings.Contains(stderr, "shop.yaml:") {
+				t.Errorf("build with %s: exit %d, stderr %s; want exit 2 and %q", tt.name, code, stderr, tt.msg)
+			}
+			if after := snapshotOf(t, out); !reflect.DeepEqual(before, after) {
+				t.Errorf("build with a bad spec changed %s", out)
+			}
+		})
+	}
+}
+
+// TestBuildLeftoverTemps: temporary files a killed build left next to kiln's
+// files are reported by --check and removed by the next build; look-alikes
+// next to files kiln does not write are left alone.
+func TestBuildLeftoverTemps(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"app.yaml": twoServices})
+	spec, out := filepath.Join(dir, "app.yaml"), filepath.Join(dir, "out")
+	if code, _, stderr := runKiln(t, "", "build", spec, "-o", out); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"shop/.deployment-web.yaml.123456.tmp", "..kiln-build.99.tmp", "shop/.notes.yaml.1.tmp"} {
+		os.WriteFile(filepath.Join(out, f), []byte("partial"), 0o644)
+	}
+	code, _, stderr := runKiln(t, "", "build", spec, "-o", out, "--check")
+	if code != exitFindings || !strings.Contains(stderr, "2 leftover") || !strings.Contains(stderr, "leftover "+filepath.Join(out, "shop/.deployment-web.yaml.123456.tmp")) {
+		t.Errorf("--check with leftovers: exit %d, stderr %s", code, stderr)
+	}
+	if code, _, stderr := runKiln(t, "", "build", spec, "-o", out); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	want := []string{".kiln-build", "shop/.notes.yaml.1.tmp", "shop/deployment-web.yaml", "shop/deployment-worker.yaml", "shop/service-web.yaml"}
+	if got := listFiles(t, out); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("after build: %v, want %v", got, want)
+	}
+	if code, _, stderr := runKiln(t, "", "build", spec, "-o", out, "--check"); code != 0 {
+		t.Errorf("--check after cleanup: exit %d: %s", code, stderr)
+	}
+}
+
+// TestBuildWarningsAndFailOn: compiler warnings go to stderr and do not stop
+// the build by default; --fail-on warning stops it and writes nothing.
+func TestBuildWarningsAndFailOn(t *testing.T) {
+	spec := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: shop, namespace: shop}
+spec:
+  volumes:
+    data: {shared: {size: 1Gi, accessMode: ReadWriteOnce}}
+  services:
+    web:
+      replicas: 3
+      security: {runAsUser: 1000}
+      containers: [{name: app, image: nginx, mounts: {data: /data}}]
+`
+	dir := writeFiles(t, map[string]string{"app.yaml": spec})
+	p, out := filepath.Join(dir, "app.yaml"), filepath.Join(dir, "out")
+	code, stdout, stderr := runKiln(t, "", "build", p)
+	if code != 0 || stdout == "" || !strings.Contains(stderr, p+":11:") || !strings.Contains(stderr, "warning: volume \"data\" is ReadWriteOnce but service \"web\" has 3 replicas") {
+		t.Errorf("build: exit %d, stderr %s", code, stderr)
+	}
+	code, stdout, stderr = runKiln(t, "", "build", p, "-o", out, "--fail-on", "warning")
+	if code != exitFindings || stdout != "" || !strings.Contains(stderr, "build refused") {
+		t.Errorf("build --fail-on warning: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("build --fail-on warning wrote %s", out)
+	}
+	if code, _, stderr := runKiln(t, "", "build", p, "--fail-on", "sometimes"); code != exitInput {
+		t.Errorf("bad --fail-on: exit %d: %s", code, stderr)
+	}
+}
+
+// TestBuildDirWithConfigFiles: the files a spec reads into ConfigMaps are not
+// read as manifests when the whole directory is built.
+func TestBuildDirWithConfigFiles(t *testing.T) {
+	code, stdout, stderr := runKiln(t, "", "build", filepath.Join("..", "..", "examples", "web"))
+	if code != 0 || !strings.Contains(stdout, "kind: ConfigMap") || !strings.Contains(stdout, "envoy.yaml: |") {
+		t.Errorf("build examples/web: exit %d\nstderr: %s", code, stderr)
 	}
 }
