@@ -20,7 +20,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/rest"
 	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
@@ -247,7 +246,9 @@ func (s *crdSet) admit(o *manifest.Object, gvk schema.GroupVersionKind, content 
 			Message: fmt.Sprintf("the CustomResourceDefinition %s does not serve version %s; served: %s", v.crd.Name, gvk.Version, servedCRDVersions(v.crd))}}}
 	}
 	res := Result{Judged: true}
-	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(content)}
+	// The content is the object's own decoded copy, replaced below: prune and
+	// default it in place rather than copy it.
+	u := &unstructured.Unstructured{Object: content}
 	if v.structural != nil && !preserveUnknown(v.crd) {
 		_, _, metaUnknown, err := schemaobjectmeta.GetObjectMetaWithOptions(u.Object, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
 		if err != nil {
