@@ -34,6 +34,21 @@ type Source struct {
 	// Errs are the problems found in this file; objects in documents
 	// without problems are still returned.
 	Errs []error
+	// Skipped are the documents that are not Kubernetes objects (neither
+	// apiVersion nor kind: values files, compose files, patch lists).
+	Skipped []Skipped
+}
+
+// Skipped is a document that is not a Kubernetes object, and why.
+type Skipped struct {
+	Pos    Position
+	Reason string
+}
+
+// AllSkipped reports whether every document of the file was skipped: the
+// file holds no Kubernetes object and no error.
+func (s *Source) AllSkipped() bool {
+	return len(s.Skipped) > 0 && len(s.Objects) == 0 && len(s.Errs) == 0
 }
 
 // Set is everything read from a list of inputs.
@@ -205,7 +220,7 @@ func ReadFile(path string, stdin io.Reader) *Source {
 			src.Errs = append(src.Errs, tooLarge(src.Path))
 			return src
 		}
-		src.Objects, src.Errs = Parse(src.Path, data)
+		src.Objects, src.Skipped, src.Errs = ParseSkipping(src.Path, data)
 		retainStream(data, src.Objects)
 		return src
 	}
@@ -219,7 +234,7 @@ func ReadFile(path string, stdin io.Reader) *Source {
 		src.Errs = append(src.Errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
 		return src
 	}
-	src.Objects, src.Errs = Parse(path, data)
+	src.Objects, src.Skipped, src.Errs = ParseSkipping(path, data)
 	retainStream(data, src.Objects)
 	return src
 }
@@ -228,20 +243,29 @@ func tooLarge(path string) error {
 	return &Error{Pos: Position{File: path, Line: 1, Column: 1}, Msg: fmt.Sprintf("file is larger than %d MiB; split it into smaller files", MaxFileSize>>20)}
 }
 
-// Parse splits a YAML or JSON stream into objects. Empty documents are
-// skipped; List kinds are expanded into their items. A document that fails
-// to parse ends the stream (YAML cannot resynchronise after a syntax error);
-// a document that parses but is not an object is reported and skipped.
+// Parse splits a YAML or JSON stream into objects. Empty documents and
+// documents that are not Kubernetes objects (neither apiVersion nor kind)
+// are skipped; List kinds are expanded into their items. A document that
+// fails to parse ends the stream (YAML cannot resynchronise after a syntax
+// error); an object missing one of apiVersion and kind is reported.
 func Parse(file string, data []byte) ([]*Object, []error) {
+	objs, _, errs := ParseSkipping(file, data)
+	return objs, errs
+}
+
+// ParseSkipping is Parse that also returns the documents it skipped as not
+// Kubernetes objects, with their positions and why.
+func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
 	var objs []*Object
+	var skipped []Skipped
 	var errs []error
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line, col := lineCol(data, i)
-		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file holds a NUL byte: it is binary, not YAML or JSON"}}
+		return nil, nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file holds a NUL byte: it is binary, not YAML or JSON"}}
 	}
 	if !utf8Valid(data) {
 		line, col := invalidUTF8At(data)
-		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
+		return nil, nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	in := interner{}
@@ -254,7 +278,7 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 			break
 		}
 		if err != nil {
-			errs = append(errs, yamlError(file, err))
+			errs = append(errs, templateHint(yamlError(file, err), data))
 			break
 		}
 		if len(n.Content) == 0 {
@@ -272,6 +296,10 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 			o.docLines[1] = start
 		}
 		docStart = len(objs)
+		if reason := notAnObject(root); reason != "" {
+			skipped = append(skipped, Skipped{Pos: Position{File: file, Line: root.Line, Column: root.Column}, Reason: reason})
+			continue
+		}
 		o, err := NewObject(file, doc, -1, root)
 		if err != nil {
 			errs = append(errs, err)
@@ -287,7 +315,23 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 		}
 		objs, errs = appendDecoded(objs, errs, o, start, in)
 	}
-	return objs, errs
+	return objs, skipped, errs
+}
+
+// notAnObject says why a document is not a Kubernetes object ("" when it
+// is one, or is meant to be: a mapping with apiVersion or kind).
+func notAnObject(root *yaml.Node) string {
+	switch root.Kind {
+	case yaml.SequenceNode:
+		return "a list, not an object (a JSON patch or data file)"
+	case yaml.ScalarNode:
+		return "a scalar, not an object"
+	case yaml.MappingNode:
+		if lookup(root, "apiVersion") == nil && lookup(root, "kind") == nil {
+			return "no apiVersion or kind (not a Kubernetes object)"
+		}
+	}
+	return ""
 }
 
 // appendDecoded decodes the object now (every rule needs its content, and
@@ -345,6 +389,17 @@ func yamlError(file string, err error) error {
 		msg += " (tabs cannot indent YAML; use spaces)"
 	}
 	return &Error{Pos: Position{File: file, Line: line, Column: 1}, Msg: "invalid YAML: " + msg}
+}
+
+// templateHint adds to a YAML error in a file holding template syntax
+// ({{ }}) that the file is a template, not a manifest.
+func templateHint(err error, data []byte) error {
+	e, ok := err.(*Error)
+	if !ok || !bytes.Contains(data, []byte("{{")) || !bytes.Contains(data, []byte("}}")) {
+		return err
+	}
+	e.Msg += " (the file holds template syntax {{ }}: it is a template, not a manifest; lint its chart's directory or the rendered output)"
+	return e
 }
 
 // parserErrors are the problems go-yaml's parser (as opposed to its scanner) reports.

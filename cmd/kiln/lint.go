@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
@@ -117,13 +118,44 @@ func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
 // loadObjects reads paths (default ".") and compiles the App specs among
 // them; inputErrs are every read and spec problem, for exitFor.
 func loadObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options) (set *manifest.Set, objs []*manifest.Object, inputErrs []error) {
+	set, objs, inputErrs, _ = discoverObjects(e, paths, cfg, opts, discover.ChartSettings{})
+	return set, objs, inputErrs
+}
+
+// discoverObjects is loadObjects that renders the kustomizations and Helm
+// charts among the paths and says what it rendered and skipped.
+func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options, helm discover.ChartSettings) (*manifest.Set, []*manifest.Object, []error, *discover.Result) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	set = readInputs(e, paths, cfg)
+	found := discover.Discover(paths, discover.Options{
+		KubeVersion: opts.KubeVersion,
+		Excluded:    cfg.Excluded,
+		Chart:       func(string) discover.ChartSettings { return helm },
+	})
+	tuneMemory(found.Files)
+	set := manifest.ReadFiles(found.Files, e.stdin)
+	set.Errs = append(found.Errs, set.Errs...)
+	for _, u := range found.Units {
+		set.Sources = append(set.Sources, u.Source)
+	}
 	set.DropSources() // lint needs positions and content, not YAML trees
 	objs, specErrs := compileSpecs(set.Objects(), opts)
-	return set, objs, append(set.Errors(), specErrs...)
+	return set, objs, append(set.Errors(), specErrs...), found
+}
+
+// inputsOf summarises for the reports what a run read beside its findings.
+func inputsOf(set *manifest.Set, found *discover.Result, inputErrs []error, cfg *rules.Config, listSkipped bool) report.Inputs {
+	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: cfg.Path, ListSkipped: listSkipped,
+		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
+	in.Skipped = append(in.Skipped, found.Skipped...)
+	for _, src := range set.Sources {
+		if src.AllSkipped() {
+			in.Skipped = append(in.Skipped, manifest.Skipped{Pos: manifest.Position{File: src.Path}, Reason: src.Skipped[0].Reason})
+		}
+	}
+	manifest.SortErrors(in.Errors)
+	return in
 }
 
 // exitFor prints input problems and decides the exit code of a lint run:
@@ -181,7 +213,8 @@ func printInputErrors(e *env, errs []error) {
 func newLintCmd(e *env) *cobra.Command {
 	var lf lintFlags
 	var format, failOn string
-	var noColor, showSuppressed bool
+	var noColor, showSuppressed, listSkipped bool
+	var helm discover.ChartSettings
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...|-]",
 		Short: "Lint manifests offline (files, directories, or - for stdin)",
@@ -204,7 +237,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			if err != nil {
 				return err
 			}
-			set, objs, inputErrs := loadObjects(e, args, cfg, opts)
+			set, objs, inputErrs, found := discoverObjects(e, args, cfg, opts, helm)
 			// Nothing reads the objects' content after the rules: the engine
 			// drops it as it goes, which keeps the heap small.
 			eng := &rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg, DropContent: true}
@@ -214,8 +247,12 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			}
 			if err := report.Write(e.stdout, format, res, report.Options{
 				Color: useColor(e, noColor), ShowSuppressed: showSuppressed, ToolVersion: version,
+				Inputs: inputsOf(set, found, inputErrs, cfg, listSkipped),
 			}); err != nil {
 				return err
+			}
+			for _, w := range found.Warnings {
+				fmt.Fprintln(e.stderr, w)
 			}
 			return exitFor(e, res, inputErrs, threshold)
 		},
@@ -225,6 +262,11 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "lowest severity that makes kiln exit 1: "+failOnValues)
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
 	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")
+	cmd.Flags().BoolVar(&listSkipped, "list-skipped", false, "list the files skipped as not Kubernetes objects in the text output, with why")
+	cmd.Flags().StringArrayVar(&helm.ValueFiles, "values", nil, "Helm values file for the charts linted (repeatable; over each chart's values.yaml)")
+	cmd.Flags().StringArrayVar(&helm.Set, "set", nil, "Helm value for the charts linted, as helm --set a.b=c (repeatable)")
+	cmd.Flags().StringVar(&helm.ReleaseName, "release-name", "", "Helm release name charts are rendered with (default release-name)")
+	cmd.Flags().StringVar(&helm.Namespace, "namespace", "", "Helm release namespace charts are rendered with (default default)")
 	return cmd
 }
 
