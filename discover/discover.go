@@ -5,6 +5,7 @@
 package discover
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
+	"sigs.k8s.io/yaml"
 )
 
 // Options tune discovery and rendering.
@@ -61,11 +63,11 @@ type Result struct {
 	Errs []error
 }
 
-// Count returns how many units of a kind were rendered.
+// Count returns how many units of a kind were rendered without error.
 func (r *Result) Count(kind string) int {
 	n := 0
 	for _, u := range r.Units {
-		if u.Kind == kind {
+		if u.Kind == kind && len(u.Source.Errs) == 0 {
 			n++
 		}
 	}
@@ -137,37 +139,50 @@ func Discover(paths []string, opts Options) *Result {
 	excluded := func(p string) bool { return opts.Excluded != nil && p != manifest.Stdin && opts.Excluded(p) }
 
 	consumed := map[string]string{} // absolute path → the kustomization that read it
-	builds := buildKustomizations(filterOut(c.kusts, excluded), opts)
+	readByOther := map[string]bool{} // kustomization files another build read
+	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), opts)
+	for _, n := range notes {
+		res.Warnings = append(res.Warnings, fmt.Errorf("kustomize: %s", n))
+	}
 	for _, b := range builds {
 		if b.remote != "" {
-			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: "kustomization with a remote base (" + b.remote + "), which kiln never fetches"})
+			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: "kustomization with a remote base, which kiln never fetches"})
 			res.Warnings = append(res.Warnings, &manifest.Error{Pos: b.remotePos, Msg: "warning: remote base " + b.remote + " is not fetched (kiln works offline); this kustomization is skipped: vendor the base or lint its rendered output"})
 			for _, f := range dirFiles(b.dir) {
 				consumed[f] = b.dir
 			}
 			continue
 		}
+		own := absOr(b.file)
 		for f := range b.read {
 			if _, ok := consumed[f]; !ok {
 				consumed[f] = b.dir
+			}
+			if f != own && isKustomizationName(filepath.Base(f)) {
+				readByOther[f] = true
 			}
 		}
 	}
 	// Only topmost kustomizations are kept: one whose kustomization file
 	// another build read is that build's base, component or overlay input.
 	for _, b := range builds {
-		if b.remote != "" {
+		if b.remote != "" || readByOther[absOr(b.file)] {
 			continue
 		}
-		if by, ok := consumed[absOr(b.file)]; ok && by != b.dir {
+		if b.component {
+			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: "kustomize Component that no kustomization in the input includes (components are built only where included)"})
 			continue
 		}
 		res.Units = append(res.Units, &Unit{Kind: "kustomization", Dir: b.dir, Source: b.source})
 	}
+	deps := fileDependencies(c.charts)
 	for _, dir := range filterOut(c.charts, excluded) {
-		if by := consumedUnder(consumed, dir); by != "" {
-			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: filepath.Join(dir, "Chart.yaml")}, Reason: "chart whose files the kustomization " + by + " consumes; linted through it"})
+		if consumedUnder(consumed, dir) != "" {
+			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: filepath.Join(dir, "Chart.yaml")}, Reason: "chart whose files a kustomization consumes (linted through it)"})
 			continue
+		}
+		if deps[absOr(dir)] {
+			continue // a file:// dependency: rendered inside the chart that depends on it
 		}
 		res.Units = append(res.Units, &Unit{Kind: "chart", Dir: dir, Source: renderChart(dir, opts)})
 	}
@@ -281,6 +296,30 @@ func filterOut(ps []string, drop func(string) bool) []string {
 	for _, p := range ps {
 		if !drop(p) {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// fileDependencies returns the directories that charts name as file://
+// dependencies (absolute paths).
+func fileDependencies(charts []string) map[string]bool {
+	out := map[string]bool{}
+	for _, dir := range charts {
+		data, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+		if err != nil {
+			continue
+		}
+		var meta struct {
+			Dependencies []struct{ Repository string } `json:"dependencies"`
+		}
+		if yaml.Unmarshal(data, &meta) != nil {
+			continue
+		}
+		for _, d := range meta.Dependencies {
+			if rest, ok := strings.CutPrefix(d.Repository, "file://"); ok {
+				out[absOr(filepath.Join(dir, rest))] = true
+			}
 		}
 	}
 	return out

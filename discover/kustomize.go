@@ -3,6 +3,7 @@ package discover
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,12 +27,30 @@ type kustBuild struct {
 	remote    string
 	remotePos manifest.Position
 	source    *manifest.Source
+	// component is set for kind: Component, which only the kustomizations
+	// including it build.
+	component bool
+}
+
+// isComponent reports whether a kustomization file is a kustomize Component.
+func isComponent(file string) bool {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	var k struct{ Kind string }
+	return yaml.Unmarshal(data, &k) == nil && k.Kind == "Component"
 }
 
 // buildKustomizations builds each kustomization directory, in parallel,
 // results in the order of dirs.
-func buildKustomizations(dirs []string, opts Options) []*kustBuild {
+//
+// kustomize prints deprecation warnings to os.Stderr once per
+// kustomization it reads (a base read by ten overlays: ten times); they are
+// collected and returned once each.
+func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
+	notes := captureStderr()
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
@@ -48,7 +67,38 @@ func buildKustomizations(dirs []string, opts Options) []*kustBuild {
 	}
 	close(work)
 	wg.Wait()
-	return out
+	return out, notes()
+}
+
+// captureStderr points os.Stderr at a pipe until the returned function is
+// called, which restores it and returns the distinct lines written, in order.
+func captureStderr() func() []string {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return func() []string { return nil }
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	done := make(chan []string)
+	go func() {
+		data, _ := io.ReadAll(r)
+		var lines []string
+		seen := map[string]bool{}
+		for _, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(strings.TrimPrefix(l, "# ")); l != "" && !seen[l] {
+				seen[l] = true
+				lines = append(lines, l)
+			}
+		}
+		done <- lines
+	}()
+	return func() []string {
+		os.Stderr = saved
+		w.Close()
+		lines := <-done
+		r.Close()
+		return lines
+	}
 }
 
 // buildKustomization runs kustomize's own kustomizer (krusty) on dir, with
@@ -58,6 +108,7 @@ func buildKustomization(dir string) *kustBuild {
 	b := &kustBuild{dir: dir, file: kustomizationFile(dir), read: map[string]bool{}}
 	src := &manifest.Source{Path: b.file}
 	b.source = src
+	b.component = isComponent(b.file)
 	if ref, pos := findRemote(dir, map[string]bool{}); ref != "" {
 		b.remote, b.remotePos = ref, pos
 		return b

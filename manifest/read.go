@@ -278,7 +278,7 @@ func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
 			break
 		}
 		if err != nil {
-			errs = append(errs, templateHint(yamlError(file, err), data))
+			errs = append(errs, yamlError(file, err))
 			break
 		}
 		if len(n.Content) == 0 {
@@ -315,7 +315,26 @@ func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
 		}
 		objs, errs = appendDecoded(objs, errs, o, start, in)
 	}
+	if len(errs) > 0 && isTemplate(data) {
+		// A file of Go or Jinja template syntax outside a chart is not
+		// YAML yet: say so instead of reporting what its syntax breaks.
+		for _, err := range errs {
+			pos := Position{File: file}
+			if e, ok := err.(*Error); ok {
+				pos = e.Pos
+			}
+			skipped = append(skipped, Skipped{Pos: pos, Reason: templateReason})
+		}
+		errs = nil
+	}
 	return objs, skipped, errs
+}
+
+// templateReason is why a file of unrendered template syntax is skipped.
+const templateReason = "a template ({{ }} syntax), not a manifest: lint the chart or the rendered output"
+
+func isTemplate(data []byte) bool {
+	return bytes.Contains(data, []byte("{{")) && bytes.Contains(data, []byte("}}"))
 }
 
 // notAnObject says why a document is not a Kubernetes object ("" when it
@@ -389,17 +408,6 @@ func yamlError(file string, err error) error {
 		msg += " (tabs cannot indent YAML; use spaces)"
 	}
 	return &Error{Pos: Position{File: file, Line: line, Column: 1}, Msg: "invalid YAML: " + msg}
-}
-
-// templateHint adds to a YAML error in a file holding template syntax
-// ({{ }}) that the file is a template, not a manifest.
-func templateHint(err error, data []byte) error {
-	e, ok := err.(*Error)
-	if !ok || !bytes.Contains(data, []byte("{{")) || !bytes.Contains(data, []byte("}}")) {
-		return err
-	}
-	e.Msg += " (the file holds template syntax {{ }}: it is a template, not a manifest; lint its chart's directory or the rendered output)"
-	return e
 }
 
 // parserErrors are the problems go-yaml's parser (as opposed to its scanner) reports.

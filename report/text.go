@@ -33,7 +33,7 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	first := true
 	file := ""
 	var object manifest.Ref
-	for _, f := range res.Findings {
+	for _, f := range groupByObject(res.Findings) {
 		if f.Suppressed != nil && !opts.ShowSuppressed {
 			continue
 		}
@@ -68,6 +68,32 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	writeInputsText(bw, opts.Inputs)
 	bw.WriteString(summaryLine(res.Summary, opts.Inputs) + "\n")
 	return bw.Flush()
+}
+
+// groupByObject keeps the findings of each file together and, within a
+// file, those of one object together (objects in the order their first
+// finding comes), so that each object is named once.
+func groupByObject(fs []rules.Finding) []rules.Finding {
+	out := make([]rules.Finding, 0, len(fs))
+	for i := 0; i < len(fs); {
+		j := i
+		for j < len(fs) && fs[j].Pos.File == fs[i].Pos.File {
+			j++
+		}
+		var order []manifest.Ref
+		by := map[manifest.Ref][]rules.Finding{}
+		for _, f := range fs[i:j] {
+			if _, ok := by[f.Object]; !ok {
+				order = append(order, f.Object)
+			}
+			by[f.Object] = append(by[f.Object], f)
+		}
+		for _, r := range order {
+			out = append(out, by[r]...)
+		}
+		i = j
+	}
+	return out
 }
 
 // writeInputsText says in a line each what was rendered, what was skipped
