@@ -12,6 +12,7 @@ import (
 type jsonReport struct {
 	Version  int           `json:"version"`
 	Findings []jsonFinding `json:"findings"`
+	Errors   []jsonError   `json:"errors"`
 	Summary  jsonSummary   `json:"summary"`
 }
 
