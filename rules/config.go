@@ -1,9 +1,12 @@
 package rules
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	pathpkg "path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -38,6 +41,8 @@ type Config struct {
 	StorageClasses string
 
 	excludeRE []*regexp.Regexp
+	// ruleAt is where each rules entry is written, for CheckRules.
+	ruleAt map[string]manifest.Position
 }
 
 type ruleSetting struct {
@@ -167,17 +172,28 @@ func LoadConfig(path string, explicit bool) (*Config, error) {
 // ParseConfig parses .kiln.yaml content. Unknown keys and bad values are
 // errors with file:line:col.
 func ParseConfig(path string, data []byte) (*Config, error) {
-	c := &Config{Path: path, Rules: map[string]string{}}
+	c := &Config{Path: path, Rules: map[string]string{}, ruleAt: map[string]manifest.Position{}}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c, nil
+		}
 		return nil, &manifest.Error{Pos: manifest.Position{File: path, Line: 1, Column: 1}, Msg: "invalid YAML in config: " + err.Error()}
+	}
+	errAt := func(n *yaml.Node, format string, args ...any) error {
+		return &manifest.Error{Pos: manifest.Position{File: path, Line: n.Line, Column: n.Column}, Msg: fmt.Sprintf(format, args...)}
+	}
+	var second yaml.Node
+	if err := dec.Decode(&second); err == nil && len(second.Content) > 0 && second.Content[0].ShortTag() != "!!null" {
+		return nil, errAt(second.Content[0], "a second YAML document in the config: %s holds one mapping; remove the --- and merge the settings", ConfigFile)
 	}
 	if len(doc.Content) == 0 {
 		return c, nil
 	}
 	root := doc.Content[0]
-	errAt := func(n *yaml.Node, format string, args ...any) error {
-		return &manifest.Error{Pos: manifest.Position{File: path, Line: n.Line, Column: n.Column}, Msg: fmt.Sprintf(format, args...)}
+	if err := noDuplicateKeys(root, errAt); err != nil {
+		return nil, err
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, errAt(root, "config must be a mapping (keys: kubeVersion, psa, rules, exclude, policies, storageClasses)")
@@ -248,13 +264,18 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 				switch strings.ToLower(s) {
 				case "off", "on", "true", "false", "enabled", "disabled", "error", "warning", "warn", "info":
 					c.Rules[rk.Value] = s
+					c.ruleAt[rk.Value] = manifest.Position{File: path, Line: rk.Line, Column: rk.Column}
 				default:
 					err = errAt(rv, "rules.%s: %q is not a setting: use error, warning, info, on or off", rk.Value, s)
 				}
 			}
 		case "exclude":
 			if c.Exclude, err = strs(v, "exclude"); err == nil {
-				for _, g := range c.Exclude {
+				for i, g := range c.Exclude {
+					if _, perr := pathpkg.Match(g, ""); perr != nil || strings.ContainsAny(g, "[]{}") {
+						err = errAt(v.Content[i], "exclude %q is not a glob kiln reads: use * (within a path segment), ** (across segments) and ?", g)
+						break
+					}
 					c.excludeRE = append(c.excludeRE, globRE(g))
 				}
 			}
@@ -270,6 +291,105 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// noDuplicateKeys reports the first mapping key written twice, anywhere in n.
+func noDuplicateKeys(n *yaml.Node, errAt func(*yaml.Node, string, ...any) error) error {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if first, dup := seen[k.Value]; dup {
+				return errAt(k, "duplicate key %q (first at line %d); keep one", k.Value, first.Line)
+			}
+			seen[k.Value] = k
+		}
+	}
+	for _, c := range n.Content {
+		if err := noDuplicateKeys(c, errAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckRules reports, at its line, the first rules entry that names no
+// known family or no known rule (user policies' policy/<name> rules are
+// checked by family only: they are known once the policies are read).
+func (c *Config) CheckRules(known []*Rule) error {
+	families := map[string]bool{}
+	ids := map[string]bool{}
+	for _, r := range known {
+		ids[r.ID] = true
+		if f, _, ok := strings.Cut(r.ID, "/"); ok {
+			families[f] = true
+		}
+	}
+	families["policy"] = true
+	pats := make([]string, 0, len(c.Rules))
+	for p := range c.Rules {
+		pats = append(pats, p)
+	}
+	sort.Strings(pats)
+	for _, p := range pats {
+		pos := c.ruleAt[p]
+		family, _, _ := strings.Cut(strings.TrimSuffix(p, "*"), "/")
+		if p == "*" {
+			continue
+		}
+		if !families[family] {
+			return &manifest.Error{Pos: pos, Msg: fmt.Sprintf("rules: unknown rule family %q in %q (known: %s)", family, p, strings.Join(sortedKeys(families), ", "))}
+		}
+		if strings.HasSuffix(p, "*") || family == "policy" || ids[p] {
+			continue
+		}
+		msg := fmt.Sprintf("rules: unknown rule %q", p)
+		if near := nearest(p, ids); near != "" {
+			msg += fmt.Sprintf("; did you mean %q?", near)
+		}
+		return &manifest.Error{Pos: pos, Msg: msg + " (kiln rules lists them)"}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nearest returns the known ID closest to id in edit distance, if close.
+func nearest(id string, ids map[string]bool) string {
+	best, bestD := "", len(id)/3+2
+	for _, k := range sortedKeys(ids) {
+		if d := editDistance(id, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // RuleSettings returns the configured rule settings sorted by pattern (for display).

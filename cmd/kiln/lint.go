@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kilnhq/kiln/discover"
@@ -42,13 +43,21 @@ func (f *lintFlags) register(cmd *cobra.Command) {
 }
 
 // load reads the config file and merges it with the flags (flags win).
-func (f *lintFlags) load() (*rules.Config, *rules.Options, error) {
+func (f *lintFlags) load() (*rules.Config, *rules.Options, error) { return f.loadFor(nil) }
+
+// loadFor is load with the config found as other tools find theirs: the
+// nearest .kiln.yaml in the directory of the first linted path or above it
+// (up to the repository's root), else in the current directory.
+func (f *lintFlags) loadFor(paths []string) (*rules.Config, *rules.Options, error) {
 	path, explicit := f.config, f.config != ""
 	if !explicit {
-		path = rules.ConfigFile
+		path = nearestConfig(paths)
 	}
 	cfg, err := rules.LoadConfig(path, explicit)
 	if err != nil {
+		return nil, nil, &exitError{code: exitInput, msg: err.Error()}
+	}
+	if err := cfg.CheckRules(rules.AllRules()); err != nil {
 		return nil, nil, &exitError{code: exitInput, msg: err.Error()}
 	}
 	opts := rules.DefaultOptions()
@@ -89,6 +98,37 @@ func (f *lintFlags) load() (*rules.Config, *rules.Options, error) {
 	}
 	opts.StorageClasses = firstNonEmpty(f.storageClasses, cfg.StorageClasses)
 	return cfg, opts, nil
+}
+
+// nearestConfig returns the .kiln.yaml nearest above the first path
+// (relative to the current directory where it can be), or the current
+// directory's (which need not exist).
+func nearestConfig(paths []string) string {
+	if len(paths) == 0 || paths[0] == manifest.Stdin {
+		return rules.ConfigFile
+	}
+	dir, err := filepath.Abs(paths[0])
+	if err != nil {
+		return rules.ConfigFile
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	for {
+		c := filepath.Join(dir, rules.ConfigFile)
+		if _, err := os.Stat(c); err == nil {
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, c); err == nil {
+					return rel
+				}
+			}
+			return c
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil || filepath.Dir(dir) == dir {
+			return rules.ConfigFile
+		}
+		dir = filepath.Dir(dir)
+	}
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -233,7 +273,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			if err != nil {
 				return err
 			}
-			cfg, opts, err := lf.load()
+			cfg, opts, err := lf.loadFor(args)
 			if err != nil {
 				return err
 			}
