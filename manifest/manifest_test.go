@@ -441,3 +441,38 @@ func TestParseSkipping(t *testing.T) {
 		})
 	}
 }
+
+func TestReadWhatKubectlReads(t *testing.T) {
+	u16 := []byte{0xFF, 0xFE}
+	for _, r := range "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: u16}\n" {
+		u16 = append(u16, byte(r), 0)
+	}
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"%YAML 1.2 directive", []byte("%YAML 1.2\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: y12}\n"), "ConfigMap/y12@3:1"},
+		{"null item in a List", []byte("apiVersion: v1\nkind: List\nitems:\n- null\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n"), "ConfigMap/b@5:3"},
+		{"UTF-16 with a BOM", u16, "ConfigMap/u16@1:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "f.yaml")
+			if err := os.WriteFile(src, tt.in, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := ReadFile(src, nil)
+			if len(s.Errs) > 0 || len(s.Objects) != 1 {
+				t.Fatalf("objects %d, errors %v", len(s.Objects), s.Errs)
+			}
+			o := s.Objects[0]
+			if got := o.Ref().String() + "@" + strconv.Itoa(o.Pos().Line) + ":" + strconv.Itoa(o.Pos().Column); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if _, err := o.Content(); err != nil {
+				t.Errorf("content: %v", err)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -220,6 +221,7 @@ func ReadFile(path string, stdin io.Reader) *Source {
 			src.Errs = append(src.Errs, tooLarge(src.Path))
 			return src
 		}
+		data = normalize(data)
 		src.Objects, src.Skipped, src.Errs = ParseSkipping(src.Path, data)
 		retainStream(data, src.Objects)
 		return src
@@ -234,9 +236,39 @@ func ReadFile(path string, stdin io.Reader) *Source {
 		src.Errs = append(src.Errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
 		return src
 	}
+	data = normalize(data)
 	src.Objects, src.Skipped, src.Errs = ParseSkipping(path, data)
 	retainStream(data, src.Objects)
 	return src
+}
+
+// normalize turns what kubectl reads but the YAML parser does not into
+// the same text, keeping every line where it was: UTF-16 with a byte-order
+// mark becomes UTF-8, and a %YAML 1.2 directive is read as 1.1 (kubectl's
+// reader takes it; the parser knows only 1.1).
+func normalize(data []byte) []byte {
+	if len(data) >= 2 && (data[0] == 0xFF && data[1] == 0xFE || data[0] == 0xFE && data[1] == 0xFF) {
+		data = utf16ToUTF8(data)
+	}
+	if bytes.HasPrefix(data, []byte("%YAML 1.2")) || bytes.Contains(data, []byte("\n%YAML 1.2")) {
+		data = bytes.ReplaceAll(data, []byte("%YAML 1.2"), []byte("%YAML 1.1"))
+	}
+	return data
+}
+
+// utf16ToUTF8 decodes UTF-16 text that starts with its byte-order mark.
+func utf16ToUTF8(data []byte) []byte {
+	big := data[0] == 0xFE
+	data = data[2:]
+	units := make([]uint16, 0, len(data)/2)
+	for i := 0; i+1 < len(data); i += 2 {
+		if big {
+			units = append(units, uint16(data[i])<<8|uint16(data[i+1]))
+		} else {
+			units = append(units, uint16(data[i+1])<<8|uint16(data[i]))
+		}
+	}
+	return []byte(string(utf16.Decode(units)))
 }
 
 func tooLarge(path string) error {
@@ -256,6 +288,7 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 // ParseSkipping is Parse that also returns the documents it skipped as not
 // Kubernetes objects, with their positions and why.
 func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
+	data = normalize(data)
 	var objs []*Object
 	var skipped []Skipped
 	var errs []error
@@ -378,6 +411,9 @@ func expandList(list *Object) ([]*Object, []error) {
 	var objs []*Object
 	var errs []error
 	for i, it := range items.Content {
+		if it.Kind == yaml.ScalarNode && it.ShortTag() == "!!null" {
+			continue // a null item: kubectl skips it
+		}
 		o, err := NewObject(list.File, list.Doc, i, it)
 		if err != nil {
 			errs = append(errs, err)
