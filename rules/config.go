@@ -39,10 +39,72 @@ type Config struct {
 	Exclude        []string
 	Policies       []string
 	StorageClasses string
+	// Helm is how charts are rendered: defaults, and per chart directory
+	// (relative to the config's directory) in Charts.
+	Helm HelmConfig
 
 	excludeRE []*regexp.Regexp
 	// ruleAt is where each rules entry is written, for CheckRules.
 	ruleAt map[string]manifest.Position
+}
+
+// HelmConfig is the helm: block of .kiln.yaml.
+//
+//	helm:
+//	  releaseName: shop        # default release-name
+//	  namespace: shop          # default default
+//	  values: [ci/values.yaml] # over each chart's values.yaml
+//	  set: [image.tag=1.2.3]
+//	  charts:
+//	    charts/app: {values: [charts/app/prod.yaml], set: [replicas=3]}
+type HelmConfig struct {
+	HelmChart
+	Charts map[string]HelmChart
+}
+
+// HelmChart are the Helm settings of one chart (or the defaults of all).
+// Values file paths are relative to the config's directory.
+type HelmChart struct {
+	ReleaseName, Namespace string
+	Values, Set            []string
+}
+
+// ChartSettings returns the settings of the chart in dir: the defaults,
+// then the chart's own entry (values and sets added, names replaced).
+func (c *Config) ChartSettings(dir string) HelmChart {
+	out := HelmChart{ReleaseName: c.Helm.ReleaseName, Namespace: c.Helm.Namespace}
+	out.Values = append(out.Values, c.relative(c.Helm.Values)...)
+	out.Set = append(out.Set, c.Helm.Set...)
+	for key, ch := range c.Helm.Charts {
+		if !c.sameDir(key, dir) {
+			continue
+		}
+		out.Values = append(out.Values, c.relative(ch.Values)...)
+		out.Set = append(out.Set, ch.Set...)
+		if ch.ReleaseName != "" {
+			out.ReleaseName = ch.ReleaseName
+		}
+		if ch.Namespace != "" {
+			out.Namespace = ch.Namespace
+		}
+	}
+	return out
+}
+
+// relative resolves paths written in the config against its directory.
+func (c *Config) relative(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		if c.Path != "" && !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(c.Path), p)
+		}
+		out[i] = p
+	}
+	return out
+}
+
+func (c *Config) sameDir(key, dir string) bool {
+	return absOr(c.relative([]string{key})[0]) == absOr(dir)
 }
 
 type ruleSetting struct {
@@ -283,14 +345,55 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 			c.Policies, err = strs(v, "policies")
 		case "storageClasses":
 			c.StorageClasses, err = str(v, "storageClasses")
+		case "helm":
+			err = parseHelm(v, &c.Helm, errAt, str, strs)
 		default:
-			err = errAt(k, "unknown config key %q (known: kubeVersion, psa, rules, exclude, policies, storageClasses)", k.Value)
+			err = errAt(k, "unknown config key %q (known: kubeVersion, psa, rules, exclude, policies, storageClasses, helm)", k.Value)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// parseHelm reads the helm: block.
+func parseHelm(v *yaml.Node, h *HelmConfig, errAt func(*yaml.Node, string, ...any) error,
+	str func(*yaml.Node, string) (string, error), strs func(*yaml.Node, string) ([]string, error)) error {
+	var chart func(v *yaml.Node, what string, out *HelmChart, allowCharts bool) error
+	chart = func(v *yaml.Node, what string, out *HelmChart, allowCharts bool) error {
+		if v.Kind != yaml.MappingNode {
+			return errAt(v, "%s must be a mapping (keys: releaseName, namespace, values, set)", what)
+		}
+		var err error
+		for j := 0; j+1 < len(v.Content) && err == nil; j += 2 {
+			k, x := v.Content[j], v.Content[j+1]
+			switch k.Value {
+			case "releaseName":
+				out.ReleaseName, err = str(x, what+".releaseName")
+			case "namespace":
+				out.Namespace, err = str(x, what+".namespace")
+			case "values":
+				out.Values, err = strs(x, what+".values")
+			case "set":
+				out.Set, err = strs(x, what+".set")
+			case "charts":
+				if !allowCharts || x.Kind != yaml.MappingNode {
+					return errAt(k, "%s.charts must map chart directories to their settings", what)
+				}
+				h.Charts = map[string]HelmChart{}
+				for i := 0; i+1 < len(x.Content) && err == nil; i += 2 {
+					var c HelmChart
+					err = chart(x.Content[i+1], what+".charts."+x.Content[i].Value, &c, false)
+					h.Charts[x.Content[i].Value] = c
+				}
+			default:
+				return errAt(k, "unknown key %s.%s (known: releaseName, namespace, values, set, charts)", what, k.Value)
+			}
+		}
+		return err
+	}
+	return chart(v, "helm", &h.HelmChart, true)
 }
 
 // noDuplicateKeys reports the first mapping key written twice, anywhere in n.

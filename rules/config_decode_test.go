@@ -49,3 +49,20 @@ func FuzzConfigCheckRules(f *testing.F) {
 		}
 	})
 }
+
+func TestHelmChartSettings(t *testing.T) {
+	c, err := ParseConfig("repo/.kiln.yaml", []byte("helm:\n  releaseName: shop\n  values: [ci.yaml]\n  set: [a=1]\n  charts:\n    charts/app: {namespace: prod, values: [charts/app/prod.yaml], set: [b=2]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.ChartSettings("repo/charts/app")
+	if got.ReleaseName != "shop" || got.Namespace != "prod" || strings.Join(got.Values, ",") != "repo/ci.yaml,repo/charts/app/prod.yaml" || strings.Join(got.Set, ",") != "a=1,b=2" {
+		t.Errorf("chart settings = %+v", got)
+	}
+	if other := c.ChartSettings("repo/charts/other"); other.Namespace != "" || len(other.Values) != 1 {
+		t.Errorf("another chart got %+v", other)
+	}
+	if _, err := ParseConfig(".kiln.yaml", []byte("helm:\n  valuez: [x]\n")); err == nil || !strings.HasPrefix(err.Error(), ".kiln.yaml:2:3: unknown key helm.valuez") {
+		t.Errorf("error = %v", err)
+	}
+}

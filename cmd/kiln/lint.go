@@ -171,7 +171,15 @@ func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Opti
 	found := discover.Discover(paths, discover.Options{
 		KubeVersion: opts.KubeVersion,
 		Excluded:    cfg.Excluded,
-		Chart:       func(string) discover.ChartSettings { return helm },
+		Chart: func(dir string) discover.ChartSettings {
+			c := cfg.ChartSettings(dir) // the config's, then the flags' values and sets
+			return discover.ChartSettings{
+				ReleaseName: firstNonEmpty(helm.ReleaseName, c.ReleaseName),
+				Namespace:   firstNonEmpty(helm.Namespace, c.Namespace),
+				ValueFiles:  append(c.Values, helm.ValueFiles...),
+				Set:         append(c.Set, helm.Set...),
+			}
+		},
 	})
 	tuneMemory(found.Files)
 	set := manifest.ReadFiles(found.Files, e.stdin)
