@@ -138,7 +138,7 @@ func Discover(paths []string, opts Options) *Result {
 	}
 	excluded := func(p string) bool { return opts.Excluded != nil && p != manifest.Stdin && opts.Excluded(p) }
 
-	consumed := map[string]string{} // absolute path → the kustomization that read it
+	consumed := map[string]string{}  // absolute path → the kustomization that read it
 	readByOther := map[string]bool{} // kustomization files another build read
 	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), opts)
 	for _, n := range notes {
