@@ -11,7 +11,7 @@ import (
 )
 
 // kustomizeVersion is the kustomize .ci/run installs.
-const kustomizeVersion = "v5.7.1"
+const kustomizeVersion = "v5.8.1"
 
 func requireKustomize(t *testing.T) string {
 	t.Helper()
@@ -106,7 +106,7 @@ func TestKustomizeValidator(t *testing.T) {
 			resources: map[string]string{"lab.yaml": warnedPod}, stderr: []string{"[warning] v1/Pod/lab/experiment"}},
 		{name: "warnings fail with failOn warning", field: "transformers", spec: "failOn: warning",
 			resources: map[string]string{"lab.yaml": warnedPod}, fail: true, stderr: []string{"[warning]"}},
-		// kustomize (v5.7.1 too) adds path annotations to whatever a function
+		// kustomize (v5.8.1 too) adds path annotations to whatever a function
 		// returns and then rejects any validator under validators: (kustomize
 		// issue #5036): a clean build fails with kustomize's message while kiln
 		// reports nothing. If kustomize fixes it, this case fails: update

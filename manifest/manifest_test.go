@@ -42,10 +42,9 @@ func TestParse(t *testing.T) {
 			want: []string{"Namespace/shop@1:1"},
 		},
 		{
-			name:    "scalar document is an error, others still read",
-			in:      "hello\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\n",
-			want:    []string{"Pod/a@3:1"},
-			wantErr: []string{"f.yaml:1:1: expected a Kubernetes object"},
+			name: "scalar document is skipped, others still read",
+			in:   "hello\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\n",
+			want: []string{"Pod/a@3:1"},
 		},
 		{
 			name:    "missing kind",
@@ -53,9 +52,13 @@ func TestParse(t *testing.T) {
 			wantErr: []string{"f.yaml:1:1: object has no kind"},
 		},
 		{
-			name:    "missing apiVersion and kind",
-			in:      "metadata: {name: a}\n",
-			wantErr: []string{"object has no apiVersion and kind"},
+			name: "missing apiVersion and kind is not an object: skipped",
+			in:   "metadata: {name: a}\n",
+		},
+		{
+			name:    "kind without apiVersion stays an error",
+			in:      "kind: Pod\nmetadata: {name: a}\n",
+			wantErr: []string{"f.yaml:1:1: object has no apiVersion"},
 		},
 		{
 			name:    "invalid YAML names its line",
@@ -73,9 +76,8 @@ func TestParse(t *testing.T) {
 			wantErr: []string{"f.yaml:3:18: file is not valid UTF-8"},
 		},
 		{
-			name:    "sequence document",
-			in:      "- a\n- b\n",
-			wantErr: []string{"found a sequence"},
+			name: "sequence document (a JSON patch) is skipped",
+			in:   "- a\n- b\n",
 		},
 		{
 			name:    "list item that is not an object",
@@ -476,5 +478,79 @@ func TestInterningKeepsContent(t *testing.T) {
 	va, vb := a["data"].(map[string]any)["k"], b["data"].(map[string]any)["k"]
 	if unsafe.StringData(va.(string)) != unsafe.StringData(vb.(string)) {
 		t.Error("equal values of one file are not shared")
+	}
+}
+
+func TestParseSkipping(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string // skipped positions and reasons
+		wantErr  string
+	}{
+		{"values file", "replicas: 2\nimage: {tag: x}\n", []string{"1:1 no apiVersion or kind"}, ""},
+		{"JSON patch list", `[{"op": "remove", "path": "/spec"}]`, []string{"1:1 a list"}, ""},
+		{"one stray document among objects", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\nfoo: bar\n", []string{"5:1 no apiVersion or kind"}, ""},
+		{"template outside a chart", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n", []string{"4:10 a template ({{ }} syntax)"}, ""},
+		{"invalid YAML without template syntax stays an error", "apiVersion: v1\nkind: [\n", nil, "invalid YAML"},
+		{"apiVersion without kind stays an error", "apiVersion: v1\nmetadata: {}\n", nil, "object has no kind"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, skipped, errs := ParseSkipping("f.yaml", []byte(tt.in))
+			var got []string
+			for _, s := range skipped {
+				got = append(got, strconv.Itoa(s.Pos.Line)+":"+strconv.Itoa(s.Pos.Column)+" "+s.Reason)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("skipped = %q, want %q", got, tt.want)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tt.want[i]) {
+					t.Errorf("skipped[%d] = %q, want prefix %q", i, got[i], tt.want[i])
+				}
+			}
+			joined := errors.Join(errs...)
+			if tt.wantErr == "" && joined != nil {
+				t.Errorf("errors: %v", joined)
+			}
+			if tt.wantErr != "" && (joined == nil || !strings.Contains(joined.Error(), tt.wantErr)) {
+				t.Errorf("errors %v, want %q", joined, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestReadWhatKubectlReads(t *testing.T) {
+	u16 := []byte{0xFF, 0xFE}
+	for _, r := range "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: u16}\n" {
+		u16 = append(u16, byte(r), 0)
+	}
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"%YAML 1.2 directive", []byte("%YAML 1.2\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: y12}\n"), "ConfigMap/y12@3:1"},
+		{"null item in a List", []byte("apiVersion: v1\nkind: List\nitems:\n- null\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n"), "ConfigMap/b@5:3"},
+		{"UTF-16 with a BOM", u16, "ConfigMap/u16@1:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "f.yaml")
+			if err := os.WriteFile(src, tt.in, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := ReadFile(src, nil)
+			if len(s.Errs) > 0 || len(s.Objects) != 1 {
+				t.Fatalf("objects %d, errors %v", len(s.Objects), s.Errs)
+			}
+			o := s.Objects[0]
+			if got := o.Ref().String() + "@" + strconv.Itoa(o.Pos().Line) + ":" + strconv.Itoa(o.Pos().Column); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+			if _, err := o.Content(); err != nil {
+				t.Errorf("content: %v", err)
+			}
+		})
 	}
 }

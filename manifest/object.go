@@ -84,9 +84,10 @@ type Object struct {
 	Name        string
 	Labels      map[string]string
 	Annotations map[string]string
-	// Unit names the rendered unit the object belongs to (a chart, a
-	// kustomization), set by whoever renders it; rules that relate objects
-	// relate only objects of one unit. Empty: the directory of File (see UnitOf).
+	// Unit names the rendered unit the object belongs to (the directory of
+	// the chart or kustomization it was rendered from), set by discover; rules
+	// that relate objects relate only objects of one unit. Empty for an object
+	// read from a plain file: the directory of File (see UnitOf).
 	Unit string
 
 	once    sync.Once
@@ -122,6 +123,22 @@ func NewObject(file string, doc, item int, node *yaml.Node) (*Object, error) {
 		o.Namespace = scalarValue(lookup(md, "namespace"))
 		o.Labels = stringMap(lookup(md, "labels"))
 		o.Annotations = stringMap(lookup(md, "annotations"))
+	}
+	return o, nil
+}
+
+// NewRenderedObject builds an object from a rendered document (a chart's
+// or a kustomization's output) whose node positions were mapped onto file:
+// nodes with Line 0 are located at their nearest parent. The content is
+// decoded at once, so a bad document is an error here, not in a rule.
+func NewRenderedObject(file, unit string, doc int, node *yaml.Node) (*Object, error) {
+	o, err := NewObject(file, doc, -1, node)
+	if err != nil {
+		return nil, err
+	}
+	o.Unit = unit
+	if _, err := o.decode(nil); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf16"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -34,6 +35,21 @@ type Source struct {
 	// Errs are the problems found in this file; objects in documents
 	// without problems are still returned.
 	Errs []error
+	// Skipped are the documents that are not Kubernetes objects (neither
+	// apiVersion nor kind: values files, compose files, patch lists).
+	Skipped []Skipped
+}
+
+// Skipped is a document that is not a Kubernetes object, and why.
+type Skipped struct {
+	Pos    Position
+	Reason string
+}
+
+// AllSkipped reports whether every document of the file was skipped: the
+// file holds no Kubernetes object and no error.
+func (s *Source) AllSkipped() bool {
+	return len(s.Skipped) > 0 && len(s.Objects) == 0 && len(s.Errs) == 0
 }
 
 // Set is everything read from a list of inputs.
@@ -205,7 +221,8 @@ func ReadFile(path string, stdin io.Reader) *Source {
 			src.Errs = append(src.Errs, tooLarge(src.Path))
 			return src
 		}
-		src.Objects, src.Errs = Parse(src.Path, data)
+		data = normalize(data)
+		src.Objects, src.Skipped, src.Errs = ParseSkipping(src.Path, data)
 		retainStream(data, src.Objects)
 		return src
 	}
@@ -219,29 +236,69 @@ func ReadFile(path string, stdin io.Reader) *Source {
 		src.Errs = append(src.Errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
 		return src
 	}
-	src.Objects, src.Errs = Parse(path, data)
+	data = normalize(data)
+	src.Objects, src.Skipped, src.Errs = ParseSkipping(path, data)
 	retainStream(data, src.Objects)
 	return src
+}
+
+// normalize turns what kubectl reads but the YAML parser does not into
+// the same text, keeping every line where it was: UTF-16 with a byte-order
+// mark becomes UTF-8, and a %YAML 1.2 directive is read as 1.1 (kubectl's
+// reader takes it; the parser knows only 1.1).
+func normalize(data []byte) []byte {
+	if len(data) >= 2 && (data[0] == 0xFF && data[1] == 0xFE || data[0] == 0xFE && data[1] == 0xFF) {
+		data = utf16ToUTF8(data)
+	}
+	if bytes.HasPrefix(data, []byte("%YAML 1.2")) || bytes.Contains(data, []byte("\n%YAML 1.2")) {
+		data = bytes.ReplaceAll(data, []byte("%YAML 1.2"), []byte("%YAML 1.1"))
+	}
+	return data
+}
+
+// utf16ToUTF8 decodes UTF-16 text that starts with its byte-order mark.
+func utf16ToUTF8(data []byte) []byte {
+	big := data[0] == 0xFE
+	data = data[2:]
+	units := make([]uint16, 0, len(data)/2)
+	for i := 0; i+1 < len(data); i += 2 {
+		if big {
+			units = append(units, uint16(data[i])<<8|uint16(data[i+1]))
+		} else {
+			units = append(units, uint16(data[i+1])<<8|uint16(data[i]))
+		}
+	}
+	return []byte(string(utf16.Decode(units)))
 }
 
 func tooLarge(path string) error {
 	return &Error{Pos: Position{File: path, Line: 1, Column: 1}, Msg: fmt.Sprintf("file is larger than %d MiB; split it into smaller files", MaxFileSize>>20)}
 }
 
-// Parse splits a YAML or JSON stream into objects. Empty documents are
-// skipped; List kinds are expanded into their items. A document that fails
-// to parse ends the stream (YAML cannot resynchronise after a syntax error);
-// a document that parses but is not an object is reported and skipped.
+// Parse splits a YAML or JSON stream into objects. Empty documents and
+// documents that are not Kubernetes objects (neither apiVersion nor kind)
+// are skipped; List kinds are expanded into their items. A document that
+// fails to parse ends the stream (YAML cannot resynchronise after a syntax
+// error); an object missing one of apiVersion and kind is reported.
 func Parse(file string, data []byte) ([]*Object, []error) {
+	objs, _, errs := ParseSkipping(file, data)
+	return objs, errs
+}
+
+// ParseSkipping is Parse that also returns the documents it skipped as not
+// Kubernetes objects, with their positions and why.
+func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
+	data = normalize(data)
 	var objs []*Object
+	var skipped []Skipped
 	var errs []error
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line, col := lineCol(data, i)
-		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file holds a NUL byte: it is binary, not YAML or JSON"}}
+		return nil, nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file holds a NUL byte: it is binary, not YAML or JSON"}}
 	}
 	if !utf8Valid(data) {
 		line, col := invalidUTF8At(data)
-		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
+		return nil, nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	in := interner{}
@@ -272,6 +329,10 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 			o.docLines[1] = start
 		}
 		docStart = len(objs)
+		if reason := notAnObject(root); reason != "" {
+			skipped = append(skipped, Skipped{Pos: Position{File: file, Line: root.Line, Column: root.Column}, Reason: reason})
+			continue
+		}
 		o, err := NewObject(file, doc, -1, root)
 		if err != nil {
 			errs = append(errs, err)
@@ -287,7 +348,42 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 		}
 		objs, errs = appendDecoded(objs, errs, o, start, in)
 	}
-	return objs, errs
+	if len(errs) > 0 && isTemplate(data) {
+		// A file of Go or Jinja template syntax outside a chart is not
+		// YAML yet: say so instead of reporting what its syntax breaks.
+		for _, err := range errs {
+			pos := Position{File: file}
+			if e, ok := err.(*Error); ok {
+				pos = e.Pos
+			}
+			skipped = append(skipped, Skipped{Pos: pos, Reason: templateReason})
+		}
+		errs = nil
+	}
+	return objs, skipped, errs
+}
+
+// templateReason is why a file of unrendered template syntax is skipped.
+const templateReason = "a template ({{ }} syntax), not a manifest: lint the chart or the rendered output"
+
+func isTemplate(data []byte) bool {
+	return bytes.Contains(data, []byte("{{")) && bytes.Contains(data, []byte("}}"))
+}
+
+// notAnObject says why a document is not a Kubernetes object ("" when it
+// is one, or is meant to be: a mapping with apiVersion or kind).
+func notAnObject(root *yaml.Node) string {
+	switch root.Kind {
+	case yaml.SequenceNode:
+		return "a list, not an object (a JSON patch or data file)"
+	case yaml.ScalarNode:
+		return "a scalar, not an object"
+	case yaml.MappingNode:
+		if lookup(root, "apiVersion") == nil && lookup(root, "kind") == nil {
+			return "no apiVersion or kind (not a Kubernetes object)"
+		}
+	}
+	return ""
 }
 
 // appendDecoded decodes the object now (every rule needs its content, and
@@ -315,6 +411,9 @@ func expandList(list *Object) ([]*Object, []error) {
 	var objs []*Object
 	var errs []error
 	for i, it := range items.Content {
+		if it.Kind == yaml.ScalarNode && it.ShortTag() == "!!null" {
+			continue // a null item: kubectl skips it
+		}
 		o, err := NewObject(list.File, list.Doc, i, it)
 		if err != nil {
 			errs = append(errs, err)

@@ -52,7 +52,9 @@ func BenchmarkWrite(b *testing.B) {
 // time writes exactly what json.Encoder writes for the whole report.
 func TestJSONStreamMatchesEncoder(t *testing.T) {
 	for _, res := range []*rules.Result{bigResult(), fixture(), empty()} {
-		want := jsonReport{Version: 1, Findings: []jsonFinding{}, Summary: jsonSummary(res.Summary)}
+		sum := res.Summary
+		want := jsonReport{Version: 1, Findings: []jsonFinding{}, Errors: []jsonError{}, Summary: jsonSummary{Files: sum.Files, Objects: sum.Objects,
+			Errors: sum.Errors, Warnings: sum.Warnings, Infos: sum.Infos, Suppressed: sum.Suppressed}}
 		for _, f := range res.Active() {
 			want.Findings = append(want.Findings, jsonFindingOf(f))
 		}

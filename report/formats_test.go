@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -36,17 +37,18 @@ func TestJSONContract(t *testing.T) {
 	if err := json.Unmarshal(render(t, "json", res, Options{}), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := keys(t, doc), []string{"findings", "summary", "version"}; !reflect.DeepEqual(got, want) {
+	if got, want := keys(t, doc), []string{"errors", "findings", "summary", "version"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("top-level keys %v, want %v", got, want)
 	}
 	if doc["version"] != float64(1) {
 		t.Errorf("version = %v, want 1", doc["version"])
 	}
 	sum := doc["summary"].(map[string]any)
-	if got, want := keys(t, sum), []string{"errors", "files", "infos", "objects", "suppressed", "warnings"}; !reflect.DeepEqual(got, want) {
+	if got, want := keys(t, sum), []string{"charts", "errors", "files", "infos", "inputErrors", "kustomizations", "objects", "skipped", "suppressed", "warnings"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("summary keys %v, want %v", got, want)
 	}
-	wantSum := map[string]any{"files": 4.0, "objects": 6.0, "errors": 3.0, "warnings": 3.0, "infos": 1.0, "suppressed": 2.0}
+	wantSum := map[string]any{"files": 4.0, "objects": 6.0, "errors": 3.0, "warnings": 3.0, "infos": 1.0, "suppressed": 2.0,
+		"inputErrors": 0.0, "skipped": 0.0, "charts": 0.0, "kustomizations": 0.0}
 	if !reflect.DeepEqual(sum, wantSum) {
 		t.Errorf("summary = %v, want %v", sum, wantSum)
 	}
@@ -488,4 +490,59 @@ func TestGitHubCommands(t *testing.T) {
 func Example_githubCommand() {
 	fmt.Println(escapeProperty("deploy/a,b:c.yaml"), escapeData("50%\ndone"))
 	// Output: deploy/a%2Cb%3Ac.yaml 50%25%0Adone
+}
+
+// TestInputErrorsInEveryFormat: a run with an input error must say so in
+// every format, so that no upload or dashboard reads it as a clean run.
+func TestInputErrorsInEveryFormat(t *testing.T) {
+	in := Inputs{Errors: []error{&manifest.Error{Pos: manifest.Position{File: "deploy/bad.yaml", Line: 4, Column: 1}, Msg: "invalid YAML: did not find expected key"}},
+		Skipped: []manifest.Skipped{{Pos: manifest.Position{File: "values.yaml"}, Reason: "no apiVersion or kind"}}, Charts: 1}
+	opts := Options{Inputs: in}
+	res := fixture()
+
+	var j struct {
+		Errors  []map[string]any `json:"errors"`
+		Summary map[string]any   `json:"summary"`
+	}
+	if err := json.Unmarshal(render(t, "json", res, opts), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Errors) != 1 || j.Errors[0]["file"] != "deploy/bad.yaml" || j.Errors[0]["line"] != 4.0 || j.Errors[0]["column"] != 1.0 ||
+		j.Errors[0]["message"] != "invalid YAML: did not find expected key" || j.Summary["inputErrors"] != 1.0 || j.Summary["skipped"] != 1.0 {
+		t.Errorf("json errors = %v, summary = %v", j.Errors, j.Summary)
+	}
+
+	var s struct {
+		Runs []struct {
+			Invocations []struct {
+				ExecutionSuccessful        bool             `json:"executionSuccessful"`
+				ToolExecutionNotifications []map[string]any `json:"toolExecutionNotifications"`
+			} `json:"invocations"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(render(t, "sarif", res, opts), &s); err != nil {
+		t.Fatal(err)
+	}
+	inv := s.Runs[0].Invocations
+	if len(inv) != 1 || inv[0].ExecutionSuccessful || len(inv[0].ToolExecutionNotifications) != 1 {
+		t.Errorf("sarif invocations = %+v, want one unsuccessful with one notification", inv)
+	}
+	if clean := render(t, "sarif", res, Options{}); !strings.Contains(string(clean), `"executionSuccessful": true`) {
+		t.Errorf("a run without input errors is not executionSuccessful")
+	}
+
+	junit := string(render(t, "junit", res, opts))
+	if !strings.Contains(junit, `<testsuite name="deploy/bad.yaml" tests="1" failures="0" errors="1">`) || !strings.Contains(junit, `<error message="invalid YAML: did not find expected key" type="kiln/input">`) {
+		t.Errorf("junit has no errored testcase for the broken file:\n%s", junit)
+	}
+
+	gh := string(render(t, "github", res, opts))
+	if !strings.Contains(gh, "::error file=deploy/bad.yaml,line=4,col=1,title=kiln/input::invalid YAML: did not find expected key\n") {
+		t.Errorf("github output has no ::error for the input error:\n%s", gh)
+	}
+
+	text := string(render(t, "text", res, opts))
+	if !strings.Contains(text, "\n1 input error; 4 files, 6 objects:") || !strings.Contains(text, "skipped 1 file not linted: 1 no apiVersion or kind") || !strings.Contains(text, "rendered 1 Helm chart and 0 kustomizations") {
+		t.Errorf("text summary:\n%s", text)
+	}
 }

@@ -15,15 +15,18 @@ import (
 //	::error file=deploy/web.yaml,line=14,col=9,title=psa/runAsNonRoot::message
 //
 // then the summary as a plain log line.
-func writeGitHub(w io.Writer, res *rules.Result) error {
+func writeGitHub(w io.Writer, res *rules.Result, in Inputs) error {
 	bw := bufio.NewWriter(w)
+	for _, e := range in.errors() {
+		bw.WriteString(githubCommand(rules.Finding{Rule: "kiln/input", Severity: rules.Error, Message: e.Msg, Pos: e.Pos}) + "\n")
+	}
 	for _, f := range res.Findings {
 		if f.Suppressed != nil {
 			continue
 		}
 		bw.WriteString(githubCommand(f) + "\n")
 	}
-	bw.WriteString("kiln: " + summaryLine(res.Summary) + "\n")
+	bw.WriteString("kiln: " + summaryLine(res.Summary, in) + "\n")
 	return bw.Flush()
 }
 

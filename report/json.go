@@ -12,6 +12,7 @@ import (
 type jsonReport struct {
 	Version  int           `json:"version"`
 	Findings []jsonFinding `json:"findings"`
+	Errors   []jsonError   `json:"errors"`
 	Summary  jsonSummary   `json:"summary"`
 }
 
@@ -42,11 +43,25 @@ type jsonSummary struct {
 	Warnings   int `json:"warnings"`
 	Infos      int `json:"infos"`
 	Suppressed int `json:"suppressed"`
+	// InputErrors counts the "errors" array: problems reading the inputs.
+	InputErrors int `json:"inputErrors"`
+	// Skipped counts the files (and kustomizations) not linted.
+	Skipped        int `json:"skipped"`
+	Charts         int `json:"charts"`
+	Kustomizations int `json:"kustomizations"`
+}
+
+// jsonError is an input error: a file that cannot be read or rendered.
+type jsonError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
 }
 
 // writeJSON writes the contract: unsuppressed findings in engine order
 // ("findings" is [] when there are none), suppressed ones only counted.
-func writeJSON(w io.Writer, res *rules.Result) error {
+func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	s := res.Summary
 	findings := make([]rules.Finding, 0, len(res.Findings))
 	for _, f := range res.Findings {
@@ -58,8 +73,13 @@ func writeJSON(w io.Writer, res *rules.Result) error {
 	js.raw("{\n")
 	js.field(1, "version", 1, false)
 	js.array(1, "findings", len(findings), func(i int) any { return jsonFindingOf(findings[i]) }, false)
+	errs := in.errors()
+	js.array(1, "errors", len(errs), func(i int) any {
+		return jsonError{File: errs[i].Pos.File, Line: errs[i].Pos.Line, Column: errs[i].Pos.Column, Message: errs[i].Msg}
+	}, false)
 	js.field(1, "summary", jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
-		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed}, true)
+		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed, InputErrors: len(errs),
+		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations}, true)
 	js.raw("}\n")
 	return js.flush()
 }

@@ -33,6 +33,7 @@ type junitSuite struct {
 type junitCase struct {
 	Name      string         `xml:"name,attr"`
 	Classname string         `xml:"classname,attr"`
+	Errors    []junitFailure `xml:"error"`
 	Failures  []junitFailure `xml:"failure"`
 	SystemOut string         `xml:"system-out,omitempty"`
 }
@@ -58,6 +59,7 @@ type junitSuiteBuild struct {
 
 type junitCaseBuild struct {
 	name     string
+	errors   []junitFailure
 	failures []junitFailure
 	out      []string
 }
@@ -91,8 +93,17 @@ func suiteName(file string) string {
 }
 
 // writeJUnit renders every input file, including files without findings.
-func writeJUnit(w io.Writer, res *rules.Result) error {
+// A file that could not be read or rendered gets an errored testcase
+// holding its input errors.
+func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 	b := &junitBuilder{byFile: map[string]*junitSuiteBuild{}}
+	for _, e := range in.errors() {
+		s := b.suite(e.Pos.File)
+		if s.whole == nil {
+			s.whole = &junitCaseBuild{name: suiteName(e.Pos.File)}
+		}
+		s.whole.errors = append(s.whole.errors, junitFailure{Message: e.Msg, Type: "kiln/input", Body: (&manifest.Error{Pos: e.Pos, Msg: e.Msg}).Error()})
+	}
 	for _, fo := range res.Files {
 		s := b.suite(fo.File)
 		for _, ref := range fo.Objects {
@@ -135,18 +146,22 @@ func writeJUnit(w io.Writer, res *rules.Result) error {
 			cases = append([]*junitCaseBuild{s.whole}, cases...)
 		}
 		for _, c := range cases {
-			jc := junitCase{Name: c.name, Classname: js.Name, Failures: c.failures}
+			jc := junitCase{Name: c.name, Classname: js.Name, Errors: c.errors, Failures: c.failures}
 			if len(c.out) > 0 {
 				jc.SystemOut = strings.Join(c.out, "\n") + "\n"
 			}
 			js.Cases = append(js.Cases, jc)
 			js.Tests++
-			if len(c.failures) > 0 {
+			switch {
+			case len(c.errors) > 0:
+				js.Errors++
+			case len(c.failures) > 0:
 				js.Failures++
 			}
 		}
 		out.Tests += js.Tests
 		out.Failures += js.Failures
+		out.Errors += js.Errors
 		out.Suites = append(out.Suites, js)
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
 
@@ -25,6 +26,44 @@ type Options struct {
 	ShowSuppressed bool
 	// ToolVersion is kiln's version, for formats that name the tool.
 	ToolVersion string
+	// Inputs is what the run read beside its findings.
+	Inputs Inputs
+}
+
+// Inputs describes a run's inputs: the problems reading them (each format
+// reports them, so that a broken input never looks like a clean run), what
+// was skipped as not Kubernetes, what was rendered, and the config used.
+type Inputs struct {
+	// Errors are input errors (usually *manifest.Error, with a position).
+	Errors []error
+	// Warnings are problems that skipped something without failing the run.
+	Warnings []error
+	// Skipped are the files (or kustomizations, charts) not linted, with why.
+	Skipped []manifest.Skipped
+	// ListSkipped lists each skipped file in the text format.
+	ListSkipped bool
+	// Charts and Kustomizations count what was rendered.
+	Charts, Kustomizations int
+	// Config is the config file used ("" for none).
+	Config string
+}
+
+// inputError is an input error's position and message, split.
+type inputError struct {
+	Pos manifest.Position
+	Msg string
+}
+
+func (in Inputs) errors() []inputError {
+	out := make([]inputError, 0, len(in.Errors))
+	for _, err := range in.Errors {
+		if e, ok := err.(*manifest.Error); ok {
+			out = append(out, inputError{Pos: e.Pos, Msg: e.Msg})
+			continue
+		}
+		out = append(out, inputError{Msg: err.Error()})
+	}
+	return out
 }
 
 // Write renders res in the named format.
@@ -36,13 +75,13 @@ func Write(w io.Writer, format string, res *rules.Result, opts Options) error {
 	case "text":
 		return writeText(w, res, opts)
 	case "json":
-		return writeJSON(w, res)
+		return writeJSON(w, res, opts.Inputs)
 	case "sarif":
 		return writeSARIF(w, res, opts)
 	case "junit":
-		return writeJUnit(w, res)
+		return writeJUnit(w, res, opts.Inputs)
 	case "github":
-		return writeGitHub(w, res)
+		return writeGitHub(w, res, opts.Inputs)
 	}
 	return fmt.Errorf("unknown format %q: use one of text, json, sarif, junit, github", format)
 }
@@ -64,11 +103,17 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// summaryLine is the one-line summary the text and github formats end with.
-func summaryLine(s rules.Summary) string {
-	return fmt.Sprintf("%s, %s: %s, %s, %s, %d suppressed",
+// summaryLine is the one-line summary the text and github formats end with:
+// input errors first (they make the run fail whatever the findings), then
+// files and objects, then findings.
+func summaryLine(s rules.Summary, in Inputs) string {
+	line := fmt.Sprintf("%s, %s: %s, %s, %s, %d suppressed",
 		plural(s.Files, "file"), plural(s.Objects, "object"),
 		plural(s.Errors, "error"), plural(s.Warnings, "warning"), plural(s.Infos, "info"), s.Suppressed)
+	if n := len(in.Errors); n > 0 {
+		line = plural(n, "input error") + "; " + line
+	}
+	return line
 }
 
 // suppressionNote describes why a finding is suppressed: "suppressed by annotation: reason".

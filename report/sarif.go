@@ -103,6 +103,39 @@ type sarifLogicalLocation struct {
 	Kind               string `json:"kind"`
 }
 
+// sarifInvocation says whether the run could read its inputs: an upload
+// with input errors must not look like a clean run that closes alerts.
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Level     string          `json:"level"`
+	Message   sarifMessage    `json:"message"`
+	Locations []sarifLocation `json:"locations,omitempty"`
+}
+
+func sarifInvocationOf(in Inputs) sarifInvocation {
+	inv := sarifInvocation{ExecutionSuccessful: len(in.Errors) == 0, ToolExecutionNotifications: []sarifNotification{}}
+	add := func(level string, errs []error) {
+		for _, e := range (Inputs{Errors: errs}).errors() {
+			n := sarifNotification{Level: level, Message: sarifMessage{Text: e.Msg}}
+			if e.Pos.File != "" {
+				pl := &sarifPhysicalLocation{ArtifactLocation: artifactURI(e.Pos.File)}
+				if e.Pos.Line > 0 {
+					pl.Region = &sarifRegion{StartLine: e.Pos.Line, StartColumn: e.Pos.Column}
+				}
+				n.Locations = []sarifLocation{{PhysicalLocation: pl}}
+			}
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, n)
+		}
+	}
+	add("error", in.Errors)
+	add("warning", in.Warnings)
+	return inv
+}
+
 type sarifSuppression struct {
 	Kind          string `json:"kind"`
 	Justification string `json:"justification,omitempty"`
@@ -165,6 +198,7 @@ func writeSARIF(w io.Writer, res *rules.Result, opts Options) error {
 	js.field(1, "version", sarifVersion, false)
 	js.raw(indent(1) + `"runs": [` + "\n" + indent(2) + "{\n")
 	js.field(3, "tool", sarifTool{Driver: driver}, false)
+	js.field(3, "invocations", []sarifInvocation{sarifInvocationOf(opts.Inputs)}, false)
 	if len(artifacts) > 0 {
 		js.field(3, "artifacts", artifacts, false)
 	}

@@ -3,9 +3,12 @@ package report
 import (
 	"bufio"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/fatih/color"
+	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
 
@@ -29,7 +32,8 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	}
 	first := true
 	file := ""
-	for _, f := range res.Findings {
+	var object manifest.Ref
+	for _, f := range groupByObject(res.Findings) {
 		if f.Suppressed != nil && !opts.ShowSuppressed {
 			continue
 		}
@@ -44,7 +48,12 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 				header = "(no file)"
 			}
 			bw.WriteString(paint(header, color.Bold) + "\n")
+			object = manifest.Ref{}
 		}
+		if f.Object != object && f.Object != (manifest.Ref{}) {
+			bw.WriteString("  " + paint(f.Object.String(), color.Bold) + "\n")
+		}
+		object = f.Object
 		sev := paint(f.Severity.String(), sevAttrs[f.Severity]...)
 		msg := indentLines(f.Message)
 		if f.Suppressed != nil {
@@ -56,8 +65,71 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	if !first {
 		bw.WriteString("\n")
 	}
-	bw.WriteString(summaryLine(res.Summary) + "\n")
+	writeInputsText(bw, opts.Inputs)
+	bw.WriteString(summaryLine(res.Summary, opts.Inputs) + "\n")
 	return bw.Flush()
+}
+
+// groupByObject keeps the findings of each file together and, within a
+// file, those of one object together (objects in the order their first
+// finding comes), so that each object is named once.
+func groupByObject(fs []rules.Finding) []rules.Finding {
+	out := make([]rules.Finding, 0, len(fs))
+	for i := 0; i < len(fs); {
+		j := i
+		for j < len(fs) && fs[j].Pos.File == fs[i].Pos.File {
+			j++
+		}
+		var order []manifest.Ref
+		by := map[manifest.Ref][]rules.Finding{}
+		for _, f := range fs[i:j] {
+			if _, ok := by[f.Object]; !ok {
+				order = append(order, f.Object)
+			}
+			by[f.Object] = append(by[f.Object], f)
+		}
+		for _, r := range order {
+			out = append(out, by[r]...)
+		}
+		i = j
+	}
+	return out
+}
+
+// writeInputsText says in a line each what was rendered, what was skipped
+// and why (every skipped file with ListSkipped), and the config used.
+func writeInputsText(bw *bufio.Writer, in Inputs) {
+	if in.Charts+in.Kustomizations > 0 {
+		bw.WriteString("rendered " + plural(in.Charts, "Helm chart") + " and " + plural(in.Kustomizations, "kustomization") + "\n")
+	}
+	if n := len(in.Skipped); n > 0 {
+		reasons := map[string]int{}
+		var order []string
+		for _, s := range in.Skipped {
+			if reasons[s.Reason] == 0 {
+				order = append(order, s.Reason)
+			}
+			reasons[s.Reason]++
+		}
+		sort.Strings(order)
+		parts := make([]string, len(order))
+		for i, r := range order {
+			parts[i] = strconv.Itoa(reasons[r]) + " " + r
+		}
+		line := "skipped " + plural(n, "file") + " not linted: " + strings.Join(parts, "; ")
+		if !in.ListSkipped {
+			line += " (--list-skipped lists them)"
+		}
+		bw.WriteString(line + "\n")
+		if in.ListSkipped {
+			for _, s := range in.Skipped {
+				bw.WriteString("  " + s.Pos.String() + "  " + s.Reason + "\n")
+			}
+		}
+	}
+	if in.Config != "" {
+		bw.WriteString("config: " + in.Config + "\n")
+	}
 }
 
 // indentLines keeps a multi-line message readable under its finding line.

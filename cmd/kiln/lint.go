@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
@@ -41,13 +43,21 @@ func (f *lintFlags) register(cmd *cobra.Command) {
 }
 
 // load reads the config file and merges it with the flags (flags win).
-func (f *lintFlags) load() (*rules.Config, *rules.Options, error) {
+func (f *lintFlags) load() (*rules.Config, *rules.Options, error) { return f.loadFor(nil) }
+
+// loadFor is load with the config found as other tools find theirs: the
+// nearest .kiln.yaml in the directory of the first linted path or above it
+// (up to the repository's root), else in the current directory.
+func (f *lintFlags) loadFor(paths []string) (*rules.Config, *rules.Options, error) {
 	path, explicit := f.config, f.config != ""
 	if !explicit {
-		path = rules.ConfigFile
+		path = nearestConfig(paths)
 	}
 	cfg, err := rules.LoadConfig(path, explicit)
 	if err != nil {
+		return nil, nil, &exitError{code: exitInput, msg: err.Error()}
+	}
+	if err := cfg.CheckRules(rules.AllRules()); err != nil {
 		return nil, nil, &exitError{code: exitInput, msg: err.Error()}
 	}
 	opts := rules.DefaultOptions()
@@ -90,6 +100,37 @@ func (f *lintFlags) load() (*rules.Config, *rules.Options, error) {
 	return cfg, opts, nil
 }
 
+// nearestConfig returns the .kiln.yaml nearest above the first path
+// (relative to the current directory where it can be), or the current
+// directory's (which need not exist).
+func nearestConfig(paths []string) string {
+	if len(paths) == 0 || paths[0] == manifest.Stdin {
+		return rules.ConfigFile
+	}
+	dir, err := filepath.Abs(paths[0])
+	if err != nil {
+		return rules.ConfigFile
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	for {
+		c := filepath.Join(dir, rules.ConfigFile)
+		if _, err := os.Stat(c); err == nil {
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, c); err == nil {
+					return rel
+				}
+			}
+			return c
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil || filepath.Dir(dir) == dir {
+			return rules.ConfigFile
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
@@ -117,13 +158,52 @@ func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
 // loadObjects reads paths (default ".") and compiles the App specs among
 // them; inputErrs are every read and spec problem, for exitFor.
 func loadObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options) (set *manifest.Set, objs []*manifest.Object, inputErrs []error) {
+	set, objs, inputErrs, _ = discoverObjects(e, paths, cfg, opts, discover.ChartSettings{})
+	return set, objs, inputErrs
+}
+
+// discoverObjects is loadObjects that renders the kustomizations and Helm
+// charts among the paths and says what it rendered and skipped.
+func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options, helm discover.ChartSettings) (*manifest.Set, []*manifest.Object, []error, *discover.Result) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	set = readInputs(e, paths, cfg)
+	found := discover.Discover(paths, discover.Options{
+		KubeVersion: opts.KubeVersion,
+		Excluded:    cfg.Excluded,
+		Chart: func(dir string) discover.ChartSettings {
+			c := cfg.ChartSettings(dir) // the config's, then the flags' values and sets
+			return discover.ChartSettings{
+				ReleaseName: firstNonEmpty(helm.ReleaseName, c.ReleaseName),
+				Namespace:   firstNonEmpty(helm.Namespace, c.Namespace),
+				ValueFiles:  append(c.Values, helm.ValueFiles...),
+				Set:         append(c.Set, helm.Set...),
+			}
+		},
+	})
+	tuneMemory(found.Files)
+	set := manifest.ReadFiles(found.Files, e.stdin)
+	set.Errs = append(found.Errs, set.Errs...)
+	for _, u := range found.Units {
+		set.Sources = append(set.Sources, u.Source)
+	}
 	set.DropSources() // lint needs positions and content, not YAML trees
 	objs, specErrs := compileSpecs(set.Objects(), opts)
-	return set, objs, append(set.Errors(), specErrs...)
+	return set, objs, append(set.Errors(), specErrs...), found
+}
+
+// inputsOf summarises for the reports what a run read beside its findings.
+func inputsOf(set *manifest.Set, found *discover.Result, inputErrs []error, cfg *rules.Config, listSkipped bool) report.Inputs {
+	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: cfg.Path, ListSkipped: listSkipped,
+		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
+	in.Skipped = append(in.Skipped, found.Skipped...)
+	for _, src := range set.Sources {
+		if src.AllSkipped() {
+			in.Skipped = append(in.Skipped, manifest.Skipped{Pos: manifest.Position{File: src.Path}, Reason: src.Skipped[0].Reason})
+		}
+	}
+	manifest.SortErrors(in.Errors)
+	return in
 }
 
 // exitFor prints input problems and decides the exit code of a lint run:
@@ -181,7 +261,8 @@ func printInputErrors(e *env, errs []error) {
 func newLintCmd(e *env) *cobra.Command {
 	var lf lintFlags
 	var format, failOn string
-	var noColor, showSuppressed bool
+	var noColor, showSuppressed, listSkipped bool
+	var helm discover.ChartSettings
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...|-]",
 		Short: "Lint manifests offline (files, directories, or - for stdin)",
@@ -200,11 +281,11 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			if err != nil {
 				return err
 			}
-			cfg, opts, err := lf.load()
+			cfg, opts, err := lf.loadFor(args)
 			if err != nil {
 				return err
 			}
-			set, objs, inputErrs := loadObjects(e, args, cfg, opts)
+			set, objs, inputErrs, found := discoverObjects(e, args, cfg, opts, helm)
 			// Nothing reads the objects' content after the rules: the engine
 			// drops it as it goes, which keeps the heap small.
 			eng := &rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg, DropContent: true}
@@ -214,8 +295,12 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			}
 			if err := report.Write(e.stdout, format, res, report.Options{
 				Color: useColor(e, noColor), ShowSuppressed: showSuppressed, ToolVersion: version,
+				Inputs: inputsOf(set, found, inputErrs, cfg, listSkipped),
 			}); err != nil {
 				return err
+			}
+			for _, w := range found.Warnings {
+				fmt.Fprintln(e.stderr, w)
 			}
 			return exitFor(e, res, inputErrs, threshold)
 		},
@@ -225,6 +310,11 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "lowest severity that makes kiln exit 1: "+failOnValues)
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
 	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")
+	cmd.Flags().BoolVar(&listSkipped, "list-skipped", false, "list the files skipped as not Kubernetes objects in the text output, with why")
+	cmd.Flags().StringArrayVar(&helm.ValueFiles, "values", nil, "Helm values file for the charts linted (repeatable; over each chart's values.yaml)")
+	cmd.Flags().StringArrayVar(&helm.Set, "set", nil, "Helm value for the charts linted, as helm --set a.b=c (repeatable)")
+	cmd.Flags().StringVar(&helm.ReleaseName, "release-name", "", "Helm release name charts are rendered with (default release-name)")
+	cmd.Flags().StringVar(&helm.Namespace, "namespace", "", "Helm release namespace charts are rendered with (default default)")
 	return cmd
 }
 

@@ -38,15 +38,16 @@ const goodConfigMap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, nam
 
 func TestLintBadInput(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		"good.yaml":     goodConfigMap,
-		"invalid.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n",
-		"scalar.yaml":   "just a string\n",
-		"nokind.yaml":   "apiVersion: v1\nmetadata: {name: x}\n",
-		"empty/README":  "no manifests here",
-		"dupkey.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  a: 1\n  a: 2\n",
-		"tabbed.yml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: t\n",
-		"binary.json":   "\x00\x01\xff\xfe",
-		"nested/x.json": `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`,
+		"good.yaml":      goodConfigMap,
+		"invalid.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n",
+		"scalar.yaml":    "just a string\n",
+		"nokind.yaml":    "apiVersion: v1\nmetadata: {name: x}\n",
+		"noversion.yaml": "kind: ConfigMap\nmetadata: {name: x}\n",
+		"empty/README":   "no manifests here",
+		"dupkey.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  a: 1\n  a: 2\n",
+		"tabbed.yml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: t\n",
+		"binary.json":    "\x00\x01\xff\xfe",
+		"nested/x.json":  `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`,
 	})
 	if err := os.Symlink(filepath.Join(dir, "gone.yaml"), filepath.Join(dir, "dangling.yaml")); err != nil {
 		t.Fatal(err)
@@ -57,14 +58,14 @@ func TestLintBadInput(t *testing.T) {
 		wants []string // substrings of stderr
 	}{
 		{"invalid YAML", []string{"invalid.yaml"}, []string{"invalid.yaml:4:1: invalid YAML"}},
-		{"scalar document", []string{"scalar.yaml"}, []string{"scalar.yaml:1:1: expected a Kubernetes object"}},
+		{"kind without apiVersion", []string{"noversion.yaml"}, []string{"noversion.yaml:1:1: object has no apiVersion"}},
 		{"missing kind", []string{"nokind.yaml"}, []string{"nokind.yaml:1:1: object has no kind"}},
 		{"unreadable file", []string{"dangling.yaml"}, []string{"dangling.yaml: cannot read: no such file or directory"}},
 		{"directory with no manifests", []string{"empty"}, []string{"empty: directory holds no *.yaml"}},
 		{"tab indentation", []string{"tabbed.yml"}, []string{"tabbed.yml:4:1: invalid YAML", "tabs cannot indent"}},
 		{"binary junk", []string{"binary.json"}, []string{"binary.json:1:1: file holds a NUL byte"}},
-		{"all at once, good files still linted", []string{"good.yaml", "invalid.yaml", "scalar.yaml", "empty", "dangling.yaml"},
-			[]string{"invalid.yaml:4:1", "scalar.yaml:1:1", "empty: directory", "dangling.yaml: cannot read"}},
+		{"all at once, good files still linted", []string{"good.yaml", "invalid.yaml", "scalar.yaml", "noversion.yaml", "empty", "dangling.yaml"},
+			[]string{"invalid.yaml:4:1", "noversion.yaml:1:1", "empty: directory", "dangling.yaml: cannot read"}},
 	}
 	chdir(t, dir)
 	for _, tt := range tests {
@@ -195,5 +196,44 @@ func TestBenchPolicies(t *testing.T) {
 	}
 	if len(policies) == 0 {
 		t.Error("no bench policy judged the examples")
+	}
+}
+
+// TestLintRepositoryAsItIs lints a repository with a Helm chart (and its
+// file:// dependency), a kustomize overlay over a base, a kustomization with
+// a remote base, and stray YAML: no input error, findings at their sources.
+func TestLintRepositoryAsItIs(t *testing.T) {
+	repo := "../../discover/testdata/repo"
+	code, stdout, stderr := runKiln(t, "", "lint", "-f", "json", repo+"/kust", repo+"/charts/app", repo+"/misc")
+	if code != exitFindings {
+		t.Fatalf("exit code %d, want %d; stderr:\n%s", code, exitFindings, stderr)
+	}
+	if !strings.Contains(stderr, "remote base github.com/acme/deploy//base?ref=v1.0.0 is not fetched") {
+		t.Errorf("no warning about the remote base; stderr:\n%s", stderr)
+	}
+	var rep struct {
+		Findings []struct{ Rule, File string }
+		Errors   []any
+		Summary  struct{ Objects, Skipped, Charts, Kustomizations, InputErrors int }
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Summary; s.Charts != 1 || s.Kustomizations != 1 || s.Skipped != 3 || s.InputErrors != 0 || len(rep.Errors) != 0 || s.Objects != 5 {
+		t.Errorf("summary = %+v, want 1 chart, 1 kustomization, 3 skipped, 5 objects, no input error", s)
+	}
+	files := map[string]bool{}
+	for _, f := range rep.Findings {
+		files[filepath.ToSlash(f.File)] = true
+	}
+	for _, want := range []string{repo + "/kust/base/deployment.yaml", repo + "/charts/app/templates/deployment.yaml", repo + "/misc/pod.yaml"} {
+		if !files[want] {
+			t.Errorf("no finding in %s; findings in %v", want, files)
+		}
+	}
+	for f := range files {
+		if strings.Contains(f, "patch") || strings.Contains(f, "kustomization") {
+			t.Errorf("finding in %s, which is an input of a kustomization", f)
+		}
 	}
 }

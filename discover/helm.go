@@ -1,0 +1,316 @@
+package discover
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kilnhq/kiln/manifest"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/strvals"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// renderChart renders the chart in dir with Helm's own loader and engine, as
+// `helm template` would, offline: dependencies come from charts/ or from a
+// file:// repository, never from the network, and the engine has no
+// cluster (lookup returns nothing).
+func renderChart(dir string, opts Options) *manifest.Source {
+	chartFile := filepath.Join(dir, "Chart.yaml")
+	src := &manifest.Source{Path: chartFile}
+	fail := func(pos manifest.Position, format string, args ...any) *manifest.Source {
+		if pos.File == "" {
+			pos = manifest.Position{File: chartFile, Line: 1, Column: 1}
+		}
+		src.Errs = append(src.Errs, &manifest.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+		return src
+	}
+	ch, err := loader.LoadDir(dir)
+	if err != nil {
+		return fail(manifest.Position{}, "cannot load the Helm chart: %v", err)
+	}
+	if missing := resolveDependencies(ch, dir); len(missing) > 0 {
+		for _, m := range missing {
+			fail(m.pos, "chart %q needs dependency %q (repository %q), which is not in charts/: run `helm dependency build %s` (kiln never fetches charts)", ch.Name(), m.name, m.repo, dir)
+		}
+		return src
+	}
+	var set ChartSettings
+	if opts.Chart != nil {
+		set = opts.Chart(dir)
+	}
+	vals := map[string]any{}
+	for _, f := range set.ValueFiles {
+		v, err := chartutil.ReadValuesFile(f)
+		if err != nil {
+			return fail(manifest.Position{File: f}, "cannot read Helm values: %v", err)
+		}
+		vals = mergeMaps(vals, v.AsMap())
+	}
+	for _, s := range set.Set {
+		if err := strvals.ParseInto(s, vals); err != nil {
+			return fail(manifest.Position{File: "--set " + s}, "%v", err)
+		}
+	}
+	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+		return fail(manifest.Position{}, "Helm dependencies: %v", err)
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	kv := opts.KubeVersion
+	if kv.Major == 0 {
+		kv = manifest.LatestKube
+	}
+	caps.KubeVersion = chartutil.KubeVersion{Version: fmt.Sprintf("v%d.%d.0", kv.Major, kv.Minor), Major: strconv.Itoa(kv.Major), Minor: strconv.Itoa(kv.Minor)}
+	rel := chartutil.ReleaseOptions{Name: orDefault(set.ReleaseName, "release-name"), Namespace: orDefault(set.Namespace, "default"), Revision: 1, IsInstall: true}
+	values, err := chartutil.ToRenderValues(ch, vals, rel, caps)
+	if err != nil {
+		return fail(manifest.Position{}, "Helm values: %v", err)
+	}
+	rendered, err := engine.Render(ch, values)
+	if err != nil {
+		return fail(manifest.Position{}, "helm template failed: %v", err)
+	}
+	names := make([]string, 0, len(rendered))
+	for name := range rendered {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	doc := 0
+	for _, crd := range ch.CRDObjects() {
+		file := diskPath(dir, crd.Filename)
+		objs, errs := manifest.Parse(file, crd.File.Data)
+		src.Errs = append(src.Errs, errs...)
+		for _, o := range objs {
+			o.Unit = dir
+			src.Objects = append(src.Objects, o)
+		}
+	}
+	for _, name := range names {
+		base := filepath.Base(name)
+		text := rendered[name]
+		if strings.HasPrefix(base, "_") || base == "NOTES.txt" || strings.TrimSpace(text) == "" {
+			continue
+		}
+		file := diskPath(dir, name)
+		objs, errs := manifest.Parse(file, []byte(text))
+		for _, err := range errs {
+			src.Errs = append(src.Errs, renderedError(err, name))
+		}
+		tmpl := templateOf(ch, name)
+		lines := traceLines(text, tmpl)
+		for _, o := range objs {
+			n := o.Node()
+			mapLines(n, lines)
+			if n.Line == 0 {
+				n.Line, n.Column = 1, 1
+			}
+			ro, err := manifest.NewRenderedObject(file, dir, doc, n)
+			doc++
+			if err != nil {
+				src.Errs = append(src.Errs, renderedError(err, name))
+				continue
+			}
+			src.Objects = append(src.Objects, ro)
+		}
+	}
+	return src
+}
+
+// renderedError says an error's line is in the rendered output of a template.
+func renderedError(err error, name string) error {
+	if e, ok := err.(*manifest.Error); ok {
+		e.Msg += " (in the rendered output of " + name + ", line " + strconv.Itoa(e.Pos.Line) + ")"
+		return e
+	}
+	return err
+}
+
+// diskPath turns a chart-relative template name ("mychart/templates/x.yaml")
+// into a path under the chart's directory.
+func diskPath(dir, name string) string {
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return filepath.Join(dir, filepath.FromSlash(name))
+}
+
+// templateOf returns the source of a rendered template ("" if not found).
+func templateOf(ch *chart.Chart, name string) string {
+	parts := strings.Split(name, "/")
+	c := ch
+	for len(parts) > 3 && parts[1] == "charts" {
+		var next *chart.Chart
+		for _, d := range c.Dependencies() {
+			if d.Name() == parts[2] {
+				next = d
+			}
+		}
+		if next == nil {
+			return ""
+		}
+		c, parts = next, parts[2:]
+	}
+	rel := strings.Join(parts[1:], "/")
+	for _, t := range c.Templates {
+		if t.Name == rel {
+			return string(t.Data)
+		}
+	}
+	return ""
+}
+
+type missingDep struct {
+	name, repo string
+	pos        manifest.Position
+}
+
+// resolveDependencies loads file:// dependencies that are not in charts/
+// (as `helm dependency build` would copy them) and returns those still missing.
+func resolveDependencies(ch *chart.Chart, dir string) []missingDep {
+	var missing []missingDep
+	if ch.Metadata == nil {
+		return nil
+	}
+outer:
+	for _, d := range ch.Metadata.Dependencies {
+		for _, have := range ch.Dependencies() {
+			if have.Name() == d.Name {
+				continue outer
+			}
+		}
+		if strings.HasPrefix(d.Repository, "file://") {
+			depDir := filepath.Join(dir, strings.TrimPrefix(d.Repository, "file://"))
+			if sub, err := loader.LoadDir(depDir); err == nil && sub.Name() == d.Name {
+				missing = append(missing, resolveDependencies(sub, depDir)...)
+				ch.AddDependency(sub)
+				continue
+			}
+		}
+		missing = append(missing, missingDep{name: d.Name, repo: d.Repository, pos: dependencyPos(dir, d.Name)})
+	}
+	return missing
+}
+
+// dependencyPos finds where a dependency is declared (Chart.yaml, or
+// requirements.yaml for apiVersion v1 charts).
+func dependencyPos(dir, name string) manifest.Position {
+	for _, f := range []string{"Chart.yaml", "requirements.yaml"} {
+		file := filepath.Join(dir, f)
+		data, err := os.ReadFile(file)
+		if err != nil {
+			continue
+		}
+		for i, l := range strings.Split(string(data), "\n") {
+			t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "-"))
+			if t == "name: "+name || t == `name: "`+name+`"` || t == "name: '"+name+"'" {
+				return manifest.Position{File: file, Line: i + 1, Column: strings.Index(l, "name") + 1}
+			}
+		}
+	}
+	return manifest.Position{File: filepath.Join(dir, "Chart.yaml"), Line: 1, Column: 1}
+}
+
+// mergeMaps merges b into a as Helm merges values files: maps deeply, everything else replaced.
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = mergeMaps(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// traceLines maps lines of a template's rendered output to lines of the
+// template (0: not traced). Lines are matched in order: a rendered line
+// equal to a template line (a literal line), else a key whose template line
+// starts with the same key (a templated value); a line with no match within
+// a short window (from a helper, a range or an include) stays untraced.
+func traceLines(rendered, tmpl string) []int {
+	rl := strings.Split(rendered, "\n")
+	out := make([]int, len(rl)+1)
+	if tmpl == "" {
+		return out
+	}
+	tl := strings.Split(tmpl, "\n")
+	trimmed := make([]string, len(tl))
+	for i, l := range tl {
+		trimmed[i] = strings.TrimSpace(l)
+	}
+	const window = 40
+	cursor := 0
+	for i, l := range rl {
+		t := strings.TrimSpace(l)
+		if t == "" || t == "---" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		found := -1
+		for j := cursor; j < len(tl) && j < cursor+window; j++ {
+			if trimmed[j] == t {
+				found = j
+				break
+			}
+		}
+		if found < 0 {
+			if key := keyOf(t); key != "" {
+				for j := cursor; j < len(tl) && j < cursor+window; j++ {
+					if strings.HasPrefix(trimmed[j], key) && strings.Contains(trimmed[j], "{{") {
+						found = j
+						break
+					}
+				}
+			}
+		}
+		if found >= 0 {
+			out[i+1] = found + 1
+			cursor = found + 1
+		}
+	}
+	return out
+}
+
+// keyOf returns "key:" (with a leading "- " if any) of a `key: value` line, or "".
+func keyOf(line string) string {
+	i := strings.Index(line, ":")
+	if i <= 0 || strings.ContainsAny(line[:i], "{}\"'") {
+		return ""
+	}
+	return line[:i+1]
+}
+
+// mapLines moves every node to its traced template line (0 where untraced:
+// Locate then uses its nearest traced parent). Columns are kept: a traced
+// line's indentation is the rendered one's where the template is literal.
+func mapLines(n *yaml.Node, lines []int) {
+	if n == nil {
+		return
+	}
+	if n.Line > 0 && n.Line < len(lines) && lines[n.Line] > 0 {
+		n.Line = lines[n.Line]
+	} else {
+		n.Line, n.Column = 0, 0
+	}
+	for _, c := range n.Content {
+		mapLines(c, lines)
+	}
+}

@@ -1,0 +1,76 @@
+package discover
+
+import "sigs.k8s.io/kustomize/kyaml/yaml"
+
+// clearPositions sets every node's position to unknown (0): Locate then
+// places a field at its nearest parent that has one.
+func clearPositions(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		clearPositions(c)
+	}
+}
+
+// copyPositions gives each node of rendered the position of the node at the
+// same path in src: mapping keys by name, list items by their name field
+// (containers, ports, volumes) else by index. Nodes with no counterpart
+// (added by a patch or a transformer) keep position 0.
+func copyPositions(rendered, src *yaml.Node) {
+	for src != nil && src.Kind == yaml.AliasNode {
+		src = src.Alias
+	}
+	if rendered == nil || src == nil {
+		return
+	}
+	rendered.Line, rendered.Column = src.Line, src.Column
+	switch {
+	case rendered.Kind == yaml.MappingNode && src.Kind == yaml.MappingNode:
+		for i := 0; i+1 < len(rendered.Content); i += 2 {
+			k := rendered.Content[i]
+			for j := 0; j+1 < len(src.Content); j += 2 {
+				if src.Content[j].Value == k.Value {
+					k.Line, k.Column = src.Content[j].Line, src.Content[j].Column
+					copyPositions(rendered.Content[i+1], src.Content[j+1])
+					break
+				}
+			}
+		}
+	case rendered.Kind == yaml.SequenceNode && src.Kind == yaml.SequenceNode:
+		for i, it := range rendered.Content {
+			if name := scalarAt(it, "name"); name != "" {
+				for _, s := range src.Content {
+					if scalarAt(s, "name") == name {
+						copyPositions(it, s)
+						break
+					}
+				}
+				continue
+			}
+			if i < len(src.Content) {
+				copyPositions(it, src.Content[i])
+			}
+		}
+	}
+}
+
+func lookupNode(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalarAt(m *yaml.Node, key string) string {
+	if n := lookupNode(m, key); n != nil && n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	return ""
+}
