@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -146,6 +147,16 @@ func buildImage(t *testing.T) image {
 		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A container runtime gives every container /dev/null; so does this
+	// root when the test may create device nodes.
+	if err := os.MkdirAll(filepath.Join(root, "dev"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mknod(filepath.Join(root, "dev/null"), syscall.S_IFCHR|0o666, 1<<8|3 /* makedev(1, 3) */); err != nil {
+		t.Logf("no /dev/null in the image root: %v", err)
+	} else if err := os.Chmod(filepath.Join(root, "dev/null"), 0o666); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("image root %s: busybox %s, applets %v, kiln from make build", root, bb, d.applets)
 	return image{root: root, run: cleanRunner(t, root)}
