@@ -6,7 +6,16 @@
 # (bench/policies) and kiln's own rules, then Go micro-benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-GEN=${GEN:-../shared/bench/gen-corpus}
+# The corpus generator (stdlib-only Python 3) lives in bench/; GEN overrides it.
+GEN=${GEN:-bench/gen-corpus}
+if ! command -v python3 >/dev/null; then
+  echo "make bench: needs python3 to run $GEN (apt-get install python3)" >&2
+  exit 2
+fi
+if [ ! -f "$GEN" ]; then
+  echo "make bench: no corpus generator at $GEN; set GEN=path/to/gen-corpus" >&2
+  exit 2
+fi
 OUT=bench/out
 mkdir -p "$OUT"
 go build -o "$OUT/measure" ./bench/measure

@@ -2,15 +2,21 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
 	"encoding/xml"
-	"github.com/kilnhq/kiln/internal/sarifschema"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/internal/sarifschema"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -32,13 +38,15 @@ type action struct {
 }
 
 type actionStep struct {
-	ID    string            `yaml:"id"`
-	Name  string            `yaml:"name"`
-	Uses  string            `yaml:"uses"`
-	With  map[string]string `yaml:"with"`
-	Shell string            `yaml:"shell"`
-	Run   string            `yaml:"run"`
-	Env   map[string]string `yaml:"env"`
+	ID               string            `yaml:"id"`
+	Name             string            `yaml:"name"`
+	If               string            `yaml:"if"`
+	Uses             string            `yaml:"uses"`
+	With             map[string]string `yaml:"with"`
+	Shell            string            `yaml:"shell"`
+	Run              string            `yaml:"run"`
+	Env              map[string]string `yaml:"env"`
+	WorkingDirectory string            `yaml:"working-directory"`
 }
 
 func loadAction(t *testing.T) action {
@@ -66,7 +74,7 @@ func TestActionDefinition(t *testing.T) {
 	if a.Name == "" || a.Runs.Using != "composite" {
 		t.Fatalf("action.yml: name %q, runs.using %q; want a named composite action", a.Name, a.Runs.Using)
 	}
-	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file"} {
+	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url"} {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %q missing", in)
 		} else if a.Inputs[in].Description == "" {
@@ -79,34 +87,45 @@ func TestActionDefinition(t *testing.T) {
 	if d := a.Inputs["format"].Default; d == nil || *d != "github" {
 		t.Errorf("format must default to github (annotations on the run)")
 	}
-	// Installs kiln from the action's own source.
-	var setupGo bool
 	for _, s := range a.Runs.Steps {
-		if strings.HasPrefix(s.Uses, "actions/setup-go@") && strings.Contains(s.With["go-version-file"], "github.action_path") {
-			setupGo = true
+		// The user's Go is theirs: no setup-go, nothing written to the job's
+		// environment or PATH.
+		if strings.HasPrefix(s.Uses, "actions/setup-go@") {
+			t.Errorf("step %q installs Go into the user's job", s.Name)
+		}
+		if strings.Contains(s.Run, "GITHUB_ENV") || strings.Contains(s.Run, "GITHUB_PATH") {
+			t.Errorf("step %q changes the job's environment or PATH", s.Name)
+		}
+		if s.Run != "" && (s.Shell != "bash" || strings.Contains(s.Run, "${{")) {
+			t.Errorf("step %q: scripts must be bash and take inputs from env, never spliced in", s.Name)
 		}
 	}
-	if !setupGo {
-		t.Errorf("no actions/setup-go step reading the action's go.mod")
+	cache := a.step(t, "cache")
+	if !strings.HasPrefix(cache.Uses, "actions/cache@") {
+		t.Errorf("the cache step uses %q, want actions/cache", cache.Uses)
+	}
+	// actions/cache resolves a relative path against the workspace: inside it.
+	if p := cache.With["path"]; p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "~") || strings.Contains(p, "${{") || strings.HasPrefix(p, "..") {
+		t.Errorf("the cache path %q must be relative, inside the workspace", p)
 	}
 	build := a.step(t, "build")
 	if !strings.Contains(build.Run, "go build") || !strings.Contains(build.Run, "./cmd/kiln") {
 		t.Errorf("build step does not go build ./cmd/kiln:\n%s", build.Run)
 	}
 	lint := a.step(t, "lint")
-	if lint.Shell != "bash" || strings.Contains(lint.Run, "${{") {
-		t.Errorf("the lint script must be bash and take inputs from env, never spliced in")
-	}
-	// Every input reaches the script.
+	// Every input reaches a script.
 	used := map[string]bool{}
-	for _, v := range lint.Env {
-		if m := regexp.MustCompile(`^\$\{\{ inputs\.([a-z-]+) \}\}$`).FindStringSubmatch(v); m != nil {
-			used[m[1]] = true
+	for _, s := range a.Runs.Steps {
+		for _, v := range s.Env {
+			if m := regexp.MustCompile(`^\$\{\{ inputs\.([a-z-]+) \}\}$`).FindStringSubmatch(v); m != nil {
+				used[m[1]] = true
+			}
 		}
 	}
+	used[strings.TrimSuffix(strings.TrimPrefix(lint.WorkingDirectory, "${{ inputs."), " }}")] = true
 	for in := range a.Inputs {
-		if in != "working-directory" && !used[in] {
-			t.Errorf("input %q is not passed to the lint step", in)
+		if !used[in] {
+			t.Errorf("input %q is not passed to any step", in)
 		}
 	}
 	if !strings.Contains(a.Outputs["sarif-file"].Value, "steps.lint.outputs.sarif-file") {
@@ -114,54 +133,221 @@ func TestActionDefinition(t *testing.T) {
 	}
 }
 
-// runActionLint runs the action's lint step script with bash as the runner
-// would: its env with the inputs resolved (defaults unless given), in dir.
-func runActionLint(t *testing.T, dir string, inputs map[string]string) (result, map[string]string) {
+// actionJob runs the action's steps as a GitHub runner would, with bash:
+// each step's env and working-directory resolved from the inputs, the
+// github and runner contexts and earlier steps' outputs; `if:` evaluated;
+// actions/cache emulated by a store that outlives the job.
+type actionJob struct {
+	t         *testing.T
+	a         action
+	inputs    map[string]string
+	github    map[string]string // action_ref, action_path, action_repository, workspace
+	workspace string
+	temp      string   // RUNNER_TEMP
+	env       []string // the runner's environment
+	outputs   map[string]map[string]string
+	cacheDir  string // the cache store: cacheDir/KEY/PATH
+	ghEnv     string // the GITHUB_ENV and GITHUB_PATH files; the action must leave them empty
+	ghPath    string
+	ran       []string // ids of the steps that ran
+}
+
+func newActionJob(t *testing.T, workspace, ref string, inputs map[string]string) *actionJob {
 	t.Helper()
 	requireTool(t, "bash")
-	a := loadAction(t)
-	lint := a.step(t, "lint")
-	outFile := filepath.Join(t.TempDir(), "github_output")
-	env := withPath(os.Environ(), binDir)
-	env = append(env, "GITHUB_OUTPUT="+outFile)
-	inputRE := regexp.MustCompile(`^\$\{\{ inputs\.([a-z-]+) \}\}$`)
-	for k, v := range lint.Env {
-		switch {
-		case v == "${{ steps.build.outputs.kiln }}":
-			v = kilnBin
-		case inputRE.MatchString(v):
-			name := inputRE.FindStringSubmatch(v)[1]
-			in, ok := a.Inputs[name]
-			if !ok {
-				t.Fatalf("step env %s names unknown input %q", k, name)
-			}
-			v = ""
-			if in.Default != nil {
-				v = *in.Default
-			}
-			if given, ok := inputs[name]; ok {
-				v = given
-			}
-		default:
-			t.Fatalf("step env %s=%q: unexpected expression", k, v)
+	tmp := t.TempDir()
+	j := &actionJob{t: t, a: loadAction(t), inputs: inputs, workspace: workspace, temp: filepath.Join(tmp, "runner-temp"),
+		outputs: map[string]map[string]string{}, cacheDir: filepath.Join(tmp, "cache"),
+		ghEnv: filepath.Join(tmp, "github_env"), ghPath: filepath.Join(tmp, "github_path")}
+	j.github = map[string]string{"action_ref": ref, "action_path": repoRoot, "action_repository": "kilnhq/kiln", "workspace": workspace}
+	for _, f := range []string{j.ghEnv, j.ghPath} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		env = append(env, k+"="+v)
 	}
-	script := filepath.Join(t.TempDir(), "lint.sh")
-	if err := os.WriteFile(script, []byte(lint.Run), 0o644); err != nil {
+	if err := os.MkdirAll(j.temp, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	j.env = append(withPath(os.Environ(), binDir), "GITHUB_WORKSPACE="+workspace, "RUNNER_TEMP="+j.temp,
+		"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "GITHUB_SERVER_URL=https://github.invalid",
+		"GITHUB_ENV="+j.ghEnv, "GITHUB_PATH="+j.ghPath)
+	return j
+}
+
+var exprRE = regexp.MustCompile(`^\$\{\{ ([a-z_]+)\.([a-z_-]+)(?:\.outputs\.([a-z_-]+))? \}\}$`)
+
+// expr resolves a value that is one ${{ … }} expression (or none).
+func (j *actionJob) expr(v string) string {
+	j.t.Helper()
+	if !strings.Contains(v, "${{") {
+		return v
+	}
+	m := exprRE.FindStringSubmatch(v)
+	if m == nil {
+		j.t.Fatalf("unexpected expression %q", v)
+	}
+	switch m[1] {
+	case "inputs":
+		in, ok := j.a.Inputs[m[2]]
+		if !ok {
+			j.t.Fatalf("%q names an undeclared input", v)
+		}
+		if given, ok := j.inputs[m[2]]; ok {
+			return given
+		}
+		if in.Default != nil {
+			return *in.Default
+		}
+		return ""
+	case "github":
+		val, ok := j.github[m[2]]
+		if !ok {
+			j.t.Fatalf("%q: the test does not know github.%s", v, m[2])
+		}
+		return val
+	case "runner":
+		if m[2] == "temp" {
+			return j.temp
+		}
+	case "steps":
+		if m[3] != "" {
+			return j.outputs[m[2]][m[3]]
+		}
+	}
+	j.t.Fatalf("unexpected expression %q", v)
+	return ""
+}
+
+// cond evaluates an `if:` of comparisons joined by &&.
+func (j *actionJob) cond(c string) bool {
+	j.t.Helper()
+	if c == "" {
+		return true
+	}
+	for _, part := range strings.Split(c, "&&") {
+		m := regexp.MustCompile(`^\s*([a-z_.-]+) (==|!=) '([^']*)'\s*$`).FindStringSubmatch(part)
+		if m == nil {
+			j.t.Fatalf("unexpected if: %q", c)
+		}
+		got := j.expr("${{ " + m[1] + " }}")
+		if (got == m[3]) != (m[2] == "==") {
+			return false
+		}
+	}
+	return true
+}
+
+// runStep runs one step (by id) if its condition holds; ok reports whether it ran.
+func (j *actionJob) runStep(id string) (r result, ran bool) {
+	j.t.Helper()
+	s := j.a.step(j.t, id)
+	if !j.cond(s.If) {
+		return result{}, false
+	}
+	j.ran = append(j.ran, id)
+	if s.Uses != "" {
+		if !strings.HasPrefix(s.Uses, "actions/cache@") {
+			j.t.Fatalf("step %s uses %s, which the test cannot run", id, s.Uses)
+		}
+		j.restoreCache(id, s)
+		return result{}, true
+	}
+	out := filepath.Join(j.temp, "output-"+id)
+	env := append(append([]string{}, j.env...), "GITHUB_OUTPUT="+out)
+	for k, v := range s.Env {
+		env = append(env, k+"="+j.expr(v))
+	}
+	dir := j.workspace
+	if wd := j.expr(s.WorkingDirectory); wd != "" {
+		dir = wd
+		if !filepath.IsAbs(wd) {
+			dir = filepath.Join(j.workspace, wd)
+		}
+	}
+	script := filepath.Join(j.temp, id+".sh")
+	if err := os.WriteFile(script, []byte(s.Run), 0o644); err != nil {
+		j.t.Fatal(err)
+	}
 	// GitHub runs `bash --noprofile --norc -eo pipefail {0}` for shell: bash.
-	r := runIn(t, dir, env, "bash", "--noprofile", "--norc", "-eo", "pipefail", script)
+	r = runIn(j.t, dir, env, "bash", "--noprofile", "--norc", "-eo", "pipefail", script)
 	outputs := map[string]string{}
-	if b, err := os.ReadFile(outFile); err == nil {
+	if b, err := os.ReadFile(out); err == nil {
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			if k, v, ok := strings.Cut(l, "="); ok {
 				outputs[k] = v
 			}
 		}
 	}
-	return r, outputs
+	j.outputs[id] = outputs
+	return r, true
+}
+
+// restoreCache emulates actions/cache's restore: the store's copy of path
+// under key, if any, comes back into the workspace.
+func (j *actionJob) restoreCache(id string, s actionStep) {
+	key, path := j.expr(s.With["key"]), s.With["path"]
+	if key == "" || path == "" {
+		j.t.Fatalf("cache step without key or path: %+v", s.With)
+	}
+	stored := filepath.Join(j.cacheDir, key, path)
+	hit := "false"
+	if _, err := os.Stat(stored); err == nil {
+		if err := os.CopyFS(filepath.Join(j.workspace, path), os.DirFS(stored)); err != nil {
+			j.t.Fatal(err)
+		}
+		hit = "true"
+	}
+	j.outputs[id] = map[string]string{"cache-hit": hit}
+}
+
+// saveCache emulates actions/cache's post step: path, when the key was a miss.
+func (j *actionJob) saveCache() {
+	s := j.a.step(j.t, "cache")
+	if j.outputs["cache"] == nil || j.outputs["cache"]["cache-hit"] == "true" {
+		return
+	}
+	key, path := j.expr(s.With["key"]), s.With["path"]
+	if err := os.CopyFS(filepath.Join(j.cacheDir, key, path), os.DirFS(filepath.Join(j.workspace, path))); err != nil {
+		j.t.Fatalf("saving the cache: %v", err)
+	}
+}
+
+// runAll runs every step in order, stopping at the first failure, saves
+// the cache after a successful job and checks the job's environment and
+// PATH were left alone.
+func (j *actionJob) runAll() (last result) {
+	j.t.Helper()
+	ok := true
+	for _, s := range j.a.Runs.Steps {
+		r, ran := j.runStep(s.ID)
+		if !ran {
+			continue
+		}
+		last = r
+		if r.code != 0 {
+			ok = false
+			break
+		}
+	}
+	if ok { // actions/cache saves only after a successful job
+		j.saveCache()
+	}
+	for _, f := range []string{j.ghEnv, j.ghPath} {
+		if b := readFile(j.t, f); b != "" {
+			j.t.Errorf("the action wrote %q to %s", b, filepath.Base(f))
+		}
+	}
+	return last
+}
+
+// runActionLint runs the action's lint step script in dir (the workspace)
+// with the inputs (defaults unless given) and the e2e kiln as the installed one.
+func runActionLint(t *testing.T, dir string, inputs map[string]string) (result, map[string]string) {
+	t.Helper()
+	j := newActionJob(t, dir, "v0.1.0", inputs)
+	j.outputs["install"] = map[string]string{"kiln": kilnBin, "mode": "release"}
+	r, _ := j.runStep("lint")
+	return r, j.outputs["lint"]
 }
 
 func compileSARIFSchema(t *testing.T) *jsonschema.Schema {
@@ -354,5 +540,223 @@ func TestGitLabSnippet(t *testing.T) {
 	}
 	if suites.XMLName.Local != "testsuites" || failures == 0 {
 		t.Errorf("want <testsuites> with failures, got %s with %d failures:\n%s", suites.XMLName.Local, failures, b)
+	}
+}
+
+// TestActionReportsRelativeToRepositoryRoot runs the lint step with a
+// working-directory below the workspace: kiln runs there (its .kiln.yaml
+// applies), while SARIF URIs, annotations and the sarif-file output name
+// files from the repository root, as code scanning and annotations need.
+func TestActionReportsRelativeToRepositoryRoot(t *testing.T) {
+	const wd = "infra/prod env" // a space: URIs percent-encode it
+	ws := writeTree(t, map[string]string{
+		wd + "/deploy/rogue.yaml":  badDeployment,
+		wd + "/deploy/worker.yaml": goodDeployment,
+		// Applies only when kiln runs in wd: lowers the error to a warning.
+		wd + "/.kiln.yaml":   "rules:\n  \"psa/*\": warning\n",
+		"elsewhere/x.yaml":   badDeployment, // not linted: paths are relative to wd
+		"README.md":          "a repository\n",
+		"infra/.kiln.yaml":   "rules: {\"*\": off}\n", // not the working directory's
+		"infra/unrelated.md": "x\n",
+	})
+	r, outputs := runActionLint(t, ws, map[string]string{"working-directory": wd, "paths": "deploy"})
+	if r.code != 0 {
+		t.Fatalf("exit %d (the working directory's .kiln.yaml makes psa/* warnings)\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "::warning file="+wd+"/deploy/rogue.yaml,line=") {
+		t.Errorf("annotations must name files from the repository root:\n%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "file=deploy/") {
+		t.Errorf("an annotation names a file relative to the working directory:\n%s", r.stdout)
+	}
+	if got, want := outputs["sarif-file"], wd+"/kiln.sarif"; got != want {
+		t.Fatalf("sarif-file output %q, want %q (relative to the repository root)", got, want)
+	}
+	b := []byte(readFile(t, filepath.Join(ws, outputs["sarif-file"])))
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("SARIF is not JSON: %v\n%s", err, b)
+	}
+	if err := compileSARIFSchema(t).Validate(v); err != nil {
+		t.Fatalf("SARIF fails the 2.1.0 schema: %v", err)
+	}
+	uris := regexp.MustCompile(`"uri": "([^"]*)"`).FindAllStringSubmatch(string(b), -1)
+	if len(uris) == 0 {
+		t.Fatalf("no URIs in the SARIF:\n%s", b)
+	}
+	for _, m := range uris {
+		if !strings.HasPrefix(m[1], "infra/prod%20env/deploy/") {
+			t.Errorf("SARIF URI %q is not relative to the repository root", m[1])
+		}
+	}
+	// At the root itself nothing changes.
+	r, outputs = runActionLint(t, filepath.Join(ws, wd), map[string]string{"paths": "deploy"})
+	if r.code != 0 || outputs["sarif-file"] != "kiln.sarif" || !strings.Contains(r.stdout, "::warning file=deploy/rogue.yaml,") {
+		t.Errorf("working-directory .: exit %d, outputs %v\n%s%s", r.code, outputs, r.stdout, r.stderr)
+	}
+}
+
+// fakeRelease writes a release directory as make release lays it out for
+// linux/amd64 (the static kiln and SHA256SUMS) under dir/TAG.
+func fakeRelease(t *testing.T, dir, tag string) (sum string) {
+	t.Helper()
+	b, err := os.ReadFile(staticKiln(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(b)
+	sum = hex.EncodeToString(h[:])
+	writeFiles(t, filepath.Join(dir, tag), map[string]string{
+		"kiln_linux_amd64": string(b),
+		// Other platforms' lines, as in a real SHA256SUMS.
+		"SHA256SUMS": strings.Repeat("0", 64) + "  kiln_darwin_arm64\n" + sum + "  kiln_linux_amd64\n",
+	})
+	return sum
+}
+
+// TestActionReleaseDownload runs the action pinned to a release tag against
+// a release served on 127.0.0.1 (and one on file://): it downloads the
+// binary for the runner, verifies it against SHA256SUMS, and lints with it
+// without Go on PATH. A binary that does not match its checksum fails the
+// step and is not kept.
+func TestActionReleaseDownload(t *testing.T) {
+	requireTool(t, "curl")
+	releases := t.TempDir()
+	sum := fakeRelease(t, releases, "v0.1.0")
+	srv := httptest.NewServer(http.FileServer(http.Dir(releases))) // listens on 127.0.0.1
+	defer srv.Close()
+	for _, url := range []string{srv.URL, "file://" + releases} {
+		ws := writeTree(t, map[string]string{"deploy/rogue.yaml": badDeployment})
+		j := newActionJob(t, ws, "v0.1.0", map[string]string{"paths": "deploy", "release-url": url})
+		j.env = noGo(t, j.env)
+		r := j.runAll()
+		if strings.Join(j.ran, ",") != "install,lint" {
+			t.Errorf("%s: steps run %v, want install and lint only (no cache, no build)", url, j.ran)
+		}
+		if r.code != 1 || !strings.Contains(r.stdout, "::error file=deploy/rogue.yaml") {
+			t.Errorf("%s: lint exit %d, want 1 with the finding\n%s%s", url, r.code, r.stdout, r.stderr)
+		}
+		if got := j.outputs["install"]["kiln"]; !strings.HasPrefix(got, j.temp) {
+			t.Errorf("%s: the binary %q is not in RUNNER_TEMP", url, got)
+		}
+		if v := j.outputs["install"]["version"]; !strings.HasPrefix(v, "kiln ") {
+			t.Errorf("%s: version output %q", url, v)
+		}
+	}
+	// A tampered binary.
+	tampered := t.TempDir()
+	fakeRelease(t, tampered, "v0.1.0")
+	writeFiles(t, filepath.Join(tampered, "v0.1.0"), map[string]string{"kiln_linux_amd64": "#!/bin/sh\necho pwned\n"})
+	ws := t.TempDir()
+	j := newActionJob(t, ws, "v0.1.0", map[string]string{"release-url": "file://" + tampered})
+	r, _ := j.runStep("install")
+	if r.code == 0 || !strings.Contains(r.stdout, "does not match its SHA256SUMS entry (want "+sum) {
+		t.Errorf("tampered binary: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(j.temp, "kiln-action", "v0.1.0", "kiln*")); len(left) > 0 {
+		t.Errorf("the unverified binary was kept: %v", left)
+	}
+	// A release without the runner's binary.
+	j = newActionJob(t, ws, "v0.1.0", map[string]string{"release-url": srv.URL})
+	j.env = append(j.env, "RUNNER_OS=macOS")
+	if r, _ := j.runStep("install"); r.code == 0 {
+		t.Errorf("a missing darwin binary must fail the step\n%s%s", r.stdout, r.stderr)
+	}
+}
+
+// noGo is env with a PATH that holds no go command (and no kiln but e2e's).
+func noGo(t *testing.T, env []string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, tool := range []string{"bash", "sh", "curl", "sha256sum", "awk", "cut", "mkdir", "mv", "chmod", "rm", "head", "sed", "cat", "find", "sort", "xargs", "env", "dirname", "basename"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			if err := os.Symlink(p, filepath.Join(dir, tool)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := []string{}
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "PATH="+dir)
+}
+
+// TestActionBuildFallback runs the action pinned to a branch: the first job
+// builds kiln with the runner's Go into the workspace's .kiln-action/ and
+// the cache saves it; a second job in a fresh workspace restores it and
+// builds nothing. The job's own Go settings (GOFLAGS, GOOS) do not reach
+// the build and nothing is written to the job's environment. Without Go the
+// build step fails and says to pin a release tag.
+func TestActionBuildFallback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds kiln")
+	}
+	files := map[string]string{"deploy/worker.yaml": goodDeployment}
+	ws := writeTree(t, files)
+	j := newActionJob(t, ws, "main", map[string]string{"paths": "deploy"})
+	// The user's settings for their own builds.
+	j.env = append(j.env, "GOFLAGS=-mod=vendor", "GOOS=windows", "GOARCH=arm64")
+	r := j.runAll()
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Join(j.ran, ",") != "install,cache,build,lint" {
+		t.Errorf("steps run %v, want install, cache, build, lint", j.ran)
+	}
+	bin := j.outputs["install"]["kiln"]
+	if bin != filepath.Join(ws, ".kiln-action/bin/kiln") {
+		t.Errorf("the built kiln is %q, want it in the workspace's .kiln-action/bin", bin)
+	}
+	if f, err := elf.Open(bin); err != nil || f.Machine != elf.EM_X86_64 {
+		t.Errorf("the built kiln is not a linux/amd64 binary (the job's GOOS/GOARCH leaked in?): %v", err)
+	}
+	key := j.outputs["install"]["cache-key"]
+	if !regexp.MustCompile(`^kiln-linux-amd64-[0-9a-f]{64}$`).MatchString(key) {
+		t.Errorf("cache key %q", key)
+	}
+	// A second job, fresh workspace, same cache store: restored, not built.
+	ws2 := writeTree(t, files)
+	j2 := newActionJob(t, ws2, "main", map[string]string{"paths": "deploy"})
+	j2.cacheDir = j.cacheDir
+	j2.env = noGo(t, j2.env) // no Go needed when the cache hits
+	if r := j2.runAll(); r.code != 0 {
+		t.Fatalf("second job: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if strings.Join(j2.ran, ",") != "install,cache,lint" || j2.outputs["install"]["cache-key"] != key {
+		t.Errorf("second job ran %v with key %q; want install, cache (hit on %q), lint", j2.ran, j2.outputs["install"]["cache-key"], key)
+	}
+	// Without Go and without a cached build: a clear failure.
+	j3 := newActionJob(t, writeTree(t, files), "main", nil)
+	j3.env = noGo(t, j3.env)
+	if r := j3.runAll(); r.code == 0 || !strings.Contains(r.stdout, "pin the action to a release tag") {
+		t.Errorf("without Go: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestActionCacheKey checks the build cache key follows the action's
+// sources: the same tree gives the same key, a changed Go file a new one.
+func TestActionCacheKey(t *testing.T) {
+	src := writeTree(t, map[string]string{"go.mod": "module x\n", "cmd/kiln/main.go": "package main\n", "README.md": "x\n"})
+	key := func() string {
+		j := newActionJob(t, t.TempDir(), "0123456789abcdef0123456789abcdef01234567", nil)
+		j.github["action_path"] = src
+		if r, _ := j.runStep("install"); r.code != 0 {
+			t.Fatalf("install: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if j.outputs["install"]["mode"] != "build" {
+			t.Fatalf("a commit SHA is not a release tag: mode %q", j.outputs["install"]["mode"])
+		}
+		return j.outputs["install"]["cache-key"]
+	}
+	k1, k2 := key(), key()
+	writeFiles(t, src, map[string]string{"README.md": "changed, not a source\n"})
+	k3 := key()
+	writeFiles(t, src, map[string]string{"cmd/kiln/main.go": "package main\n\nfunc main() {}\n"})
+	k4 := key()
+	if k1 != k2 || k1 != k3 || k1 == k4 {
+		t.Errorf("keys %s %s %s %s: want the first three equal, the last different", k1, k2, k3, k4)
 	}
 }

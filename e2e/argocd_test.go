@@ -195,27 +195,6 @@ func TestArgoCDGenerateLintErrors(t *testing.T) {
 	}
 }
 
-func TestArgoCDDiscover(t *testing.T) {
-	requireTool(t, "sh")
-	p := loadPlugin(t)
-	repo, _ := argoRepo(t, nil)
-	for _, tt := range []struct {
-		dir   string
-		match bool
-	}{
-		{"apps/shop", true},   // an App spec
-		{"apps/plain", false}, // plain manifests: Argo CD's own directory support
-		{"apps/kust", false},  // kustomize: use kiln fn from kustomize instead
-	} {
-		r := runIn(t, filepath.Join(repo, tt.dir), cmpEnv(t), p.Spec.Discover.Find.Command[0], p.Spec.Discover.Find.Command[1:]...)
-		// Argo CD: a match is exit 0 with non-empty stdout.
-		matched := r.code == 0 && strings.TrimSpace(r.stdout) != ""
-		if matched != tt.match {
-			t.Errorf("discover in %s: exit %d stdout %q, want match=%v", tt.dir, r.code, r.stdout, tt.match)
-		}
-	}
-}
-
 // TestArgoCDExamples checks the wiring of the sidecar: the ConfigMap carries
 // plugin.yaml verbatim, the sidecar runs argocd-cmp-server as uid 999 and
 // mounts plugin.yaml where the CMP server reads it, and the Application's

@@ -49,8 +49,13 @@ func buildAndRun(m *testing.M) int {
 	return m.Run()
 }
 
-// inCI reports whether the tests run in CI, where every tool must be present.
-func inCI() bool { return os.Getenv("CI") == "true" }
+// inCI reports whether the tests run in CI (CI set, as GitHub Actions,
+// GitLab and most CI systems set it, and not "false" or "0"), where every
+// tool must be present.
+func inCI() bool {
+	v := os.Getenv("CI")
+	return v != "" && v != "false" && v != "0"
+}
 
 // requireTool finds a tool on PATH (then in the extra directories): missing,
 // it fails the test in CI and skips it elsewhere.
@@ -65,11 +70,25 @@ func requireTool(t *testing.T, name string, extraDirs ...string) string {
 			return p
 		}
 	}
-	if inCI() {
-		t.Fatalf("%s is not installed; .ci/run installs it (CI=true, so this is a failure, not a skip)", name)
+	how := installHints[name]
+	if how == "" {
+		how = "install it with your package manager"
 	}
-	t.Skipf("%s is not installed (in CI this fails)", name)
+	if inCI() {
+		t.Fatalf("%s is not installed; .ci/run installs it (%s). CI is set, so this is a failure, not a skip", name, how)
+	}
+	t.Skipf("%s is not installed, so this test skips (with CI=true it fails); to run it: %s", name, how)
 	return ""
+}
+
+// installHints say how to get each tool the e2e tests run (.ci/run does the same).
+var installHints = map[string]string{
+	"kustomize":  "go install sigs.k8s.io/kustomize/kustomize/v5@v5.7.1",
+	"pre-commit": "apt-get install pre-commit (or pipx install pre-commit)",
+	"busybox":    "apt-get install busybox-static (the image's own busybox)",
+	"curl":       "apt-get install curl",
+	"make":       "apt-get install make",
+	"git":        "apt-get install git",
 }
 
 // goBinDir is where `go install` puts tools ($GOBIN or $GOPATH/bin).

@@ -238,16 +238,21 @@ func lintObjects(objs []*manifest.Object, files []rules.FileObjects, cfg *rules.
 	return eng.Run(objs, files)
 }
 
-// useColor decides whether text output is coloured: only on a terminal, never with NO_COLOR or --no-color.
+// useColor decides whether text output is coloured: only on a terminal, and
+// neither with --no-color, a non-empty NO_COLOR (no-color.org) nor TERM=dumb.
 func useColor(e *env, noColor bool) bool {
-	if noColor {
-		return false
-	}
-	if _, set := os.LookupEnv("NO_COLOR"); set {
+	if !colorAllowed(noColor, os.Getenv) {
 		return false
 	}
 	f, ok := e.stdout.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// colorAllowed is useColor's decision before the terminal check. An empty
+// NO_COLOR does not count (no-color.org); TERM=dumb is a terminal without
+// escape sequences (Emacs shells, some CI logs).
+func colorAllowed(noColor bool, getenv func(string) string) bool {
+	return !noColor && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 }
 
 // printInputErrors writes every input problem to stderr, one per line.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -43,7 +44,12 @@ manifests offline, judging Pod Security Admission and ValidatingAdmissionPolicie
 exactly as the API server does, plus kiln's own rules.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints what `kiln version` prints.
+		Version: version,
 	}
+	var v strings.Builder
+	writeVersion(&v)
+	root.SetVersionTemplate(strings.ReplaceAll(v.String(), "{{", "{{`{{`}}"))
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)

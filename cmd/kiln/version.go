@@ -2,19 +2,105 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/spf13/cobra"
 )
 
-// version and commit are set at build time with -ldflags "-X main.version=… -X main.commit=…".
+// version and commit are set at build time by make build and make release
+// (-ldflags "-X main.version=… -X main.commit=…"). Left empty, init fills
+// them from the build info the go command records: the module version for
+// `go install …@vX.Y.Z`, the VCS revision for a build in a checkout.
 var (
-	version = "dev"
+	version = ""
 	commit  = ""
 )
 
-func init() { commands = append(commands, newVersionCmd) }
+func init() {
+	commands = append(commands, newVersionCmd)
+	bi, _ := debug.ReadBuildInfo()
+	version, commit = resolveVersion(version, commit, bi)
+}
+
+// resolveVersion picks the version and commit to report: the linker's
+// values first, then the build info, then "dev" and "unknown".
+func resolveVersion(ldVersion, ldCommit string, bi *debug.BuildInfo) (ver, com string) {
+	ver, com = ldVersion, ldCommit
+	if bi != nil {
+		if ver == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			ver = bi.Main.Version
+		}
+		if com == "" {
+			var rev string
+			var dirty bool
+			for _, s := range bi.Settings {
+				switch s.Key {
+				case "vcs.revision":
+					rev = s.Value
+				case "vcs.modified":
+					dirty = s.Value == "true"
+				}
+			}
+			if rev != "" {
+				com = shortCommit(rev)
+				if dirty {
+					com += "-dirty"
+				}
+			} else if h := pseudoVersionCommit(ver); h != "" {
+				com = h
+			}
+		}
+	}
+	if ver == "" {
+		ver = "dev"
+	}
+	if com == "" {
+		com = "unknown"
+	}
+	return ver, com
+}
+
+// shortCommit abbreviates a full revision to 12 hex digits, as Go's pseudo-versions do.
+func shortCommit(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+// pseudoVersionCommit is the commit a Go pseudo-version names
+// (v0.0.0-20261201201146-4b96001abcde → 4b96001abcde), else "".
+func pseudoVersionCommit(v string) string {
+	v, _, _ = strings.Cut(v, "+")
+	i := strings.LastIndexByte(v, '-')
+	if i < 0 || len(v)-i-1 != 12 {
+		return ""
+	}
+	h := v[i+1:]
+	if strings.Trim(h, "0123456789abcdef") != "" {
+		return ""
+	}
+	// The part before the hash must end in a 14-digit timestamp.
+	ts := v[:i]
+	if j := strings.LastIndexAny(ts, "-."); j >= 0 {
+		ts = ts[j+1:]
+	}
+	if len(ts) != 14 || strings.Trim(ts, "0123456789") != "" {
+		return ""
+	}
+	return h
+}
+
+// writeVersion prints what `kiln version` and `kiln --version` print.
+func writeVersion(w io.Writer) {
+	fmt.Fprintf(w, "kiln %s (commit %s, %s %s/%s)\nKubernetes %s to %s (default target %s)\n",
+		version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH,
+		manifest.OldestKube, manifest.LatestKube, manifest.LatestKube)
+}
 
 func newVersionCmd(e *env) *cobra.Command {
 	return &cobra.Command{
@@ -22,19 +108,7 @@ func newVersionCmd(e *env) *cobra.Command {
 		Short: "Print kiln's version, commit and supported Kubernetes range",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c := commit
-			if c == "" {
-				c = "unknown"
-				if bi, ok := debug.ReadBuildInfo(); ok {
-					for _, s := range bi.Settings {
-						if s.Key == "vcs.revision" {
-							c = s.Value
-						}
-					}
-				}
-			}
-			fmt.Fprintf(e.stdout, "kiln %s (commit %s)\nKubernetes %s to %s (default target %s)\n",
-				version, c, manifest.OldestKube, manifest.LatestKube, manifest.LatestKube)
+			writeVersion(e.stdout)
 			return nil
 		},
 	}
