@@ -240,6 +240,7 @@ func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind,
 func (a *Admitter) create(o *manifest.Object, gvk schema.GroupVersionKind, obj runtime.Object, strategy rest.RESTCreateStrategy) (field.ErrorList, []string) {
 	a.fillMeta(o, obj, strategy.NamespaceScoped())
 	ctx := a.context(o, gvk, strategy.NamespaceScoped())
+	allocate(obj)
 	strategy.PrepareForCreate(ctx, obj)
 	errs := rest.ValidateCreate(ctx, obj, strategy)
 	warnings := strategy.WarningsOnCreate(ctx, obj)

@@ -83,7 +83,7 @@ func requireTool(t *testing.T, name string, extraDirs ...string) string {
 
 // installHints say how to get each tool the e2e tests run (.ci/run does the same).
 var installHints = map[string]string{
-	"kustomize":  "go install sigs.k8s.io/kustomize/kustomize/v5@v5.7.1",
+	"kustomize":  "go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.1",
 	"pre-commit": "apt-get install pre-commit (or pipx install pre-commit)",
 	"busybox":    "apt-get install busybox-static (the image's own busybox)",
 	"curl":       "apt-get install curl",
