@@ -65,6 +65,7 @@ func TestRejects(t *testing.T) {
 		{"invalid quantity", latest, strings.Replace(deploy, "image: nginx:1.27", "image: nginx:1.27\n        resources: {limits: {memory: 1GB}}", 1), `schema/type spec.template.spec.containers[0].resources.limits.memory: "1GB" is not a quantity`, 12},
 		{"requests above limits", latest, strings.Replace(deploy, "image: nginx:1.27", "image: nginx:1.27\n        resources: {limits: {cpu: 100m}, requests: {cpu: 200m}}", 1), `schema/invalid spec.template.spec.containers[0].resources.requests: Invalid value: "200m": must be less than or equal to cpu limit of 100m`, 12},
 		{"placeholder name", latest, strings.Replace(deploy, "metadata: {name: web, namespace: shop}", "metadata:\n  name: ${APP}\n  namespace: shop", 1), `schema/invalid metadata.name: Invalid value: "${APP}"`, 4},
+		{"wrong type under an embedded struct", latest, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  volumes:\n  - {name: v, fc: {lun: \"x\"}}\n", "schema/type spec.volumes.fc.lun must be an integer, not a string", 6},
 		{"label value y", latest, strings.Replace(deploy, "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop, labels: {debug: y}}", 1), `schema/type metadata.labels.debug must be a string, not a boolean`, 3},
 	}
 	for _, tt := range tests {

@@ -66,7 +66,7 @@ var (
 func decodeProblem(err error, o *manifest.Object, content map[string]any) Problem {
 	msg := err.Error()
 	if m := typeErr.FindStringSubmatch(msg); m != nil {
-		path, want, got := m[3], goTypeName(m[4]), article(m[1])
+		path, want, got := jsonPath(m[3]), goTypeName(m[4]), article(m[1])
 		if key, ok := mapValueOfType(content, path, m[1]); ok {
 			return Problem{Rule: RuleType, Field: joinPath(path, key), Message: fmt.Sprintf("%s must be %s, not %s (every value of %s must be %s); quote it; the API server cannot decode the object", joinPath(path, key), want, got, path, want)}
 		}
@@ -171,7 +171,25 @@ func fieldProblem(e *field.Error) Problem {
 	if e.Type == field.ErrorTypeRequired {
 		rule = RuleRequired
 	}
+	if e.Field == "" || e.Field == "<nil>" {
+		return Problem{Rule: rule, Message: e.ErrorBody()}
+	}
 	return Problem{Rule: rule, Field: e.Field, Message: fmt.Sprintf("%s: %s", e.Field, e.ErrorBody())}
+}
+
+// jsonPath drops the Go names of embedded structs that the JSON decoder's
+// error puts in a field path (spec.volumes.VolumeSource.fc.lun): JSON field
+// names start with a lower-case letter.
+func jsonPath(p string) string {
+	segs := strings.Split(p, ".")
+	out := segs[:0]
+	for _, s := range segs {
+		if s != "" && s[0] >= 'A' && s[0] <= 'Z' {
+			continue
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ".")
 }
 
 // mapValueOfType finds, when path names a mapping in content, the first key
