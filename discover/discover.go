@@ -145,6 +145,14 @@ func Discover(paths []string, opts Options) *Result {
 		res.Warnings = append(res.Warnings, fmt.Errorf("kustomize: %s", n))
 	}
 	for _, b := range builds {
+		if b.plugin != "" {
+			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: "kustomization that needs a plugin or KRM function, which kiln never runs"})
+			res.Warnings = append(res.Warnings, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "warning: this kustomization needs a plugin or KRM function (" + b.plugin + "); kiln runs no code from the repository, so it is skipped: lint its output instead (kustomize build --enable-alpha-plugins DIR | kiln lint -)"})
+			for _, f := range dirFiles(b.dir) {
+				consumed[f] = b.dir
+			}
+			continue
+		}
 		if b.remote != "" {
 			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: "kustomization with a remote base, which kiln never fetches"})
 			res.Warnings = append(res.Warnings, &manifest.Error{Pos: b.remotePos, Msg: "warning: remote base " + b.remote + " is not fetched (kiln works offline); this kustomization is skipped: vendor the base or lint its rendered output"})
@@ -166,7 +174,7 @@ func Discover(paths []string, opts Options) *Result {
 	// Only topmost kustomizations are kept: one whose kustomization file
 	// another build read is that build's base, component or overlay input.
 	for _, b := range builds {
-		if b.remote != "" || readByOther[absOr(b.file)] {
+		if b.remote != "" || b.plugin != "" || readByOther[absOr(b.file)] {
 			continue
 		}
 		if b.component {

@@ -26,7 +26,10 @@ type kustBuild struct {
 	// remote names a remote base or resource; the build is then skipped.
 	remote    string
 	remotePos manifest.Position
-	source    *manifest.Source
+	// plugin is set when the build needs a plugin or KRM function, which
+	// kiln never runs (no code from the repository runs); it is skipped.
+	plugin string
+	source *manifest.Source
 	// component is set for kind: Component, which only the kustomizations
 	// including it build.
 	component bool
@@ -116,6 +119,10 @@ func buildKustomization(dir string) *kustBuild {
 	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), root: absOr(b.file), read: b.read}
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
 	m, err := k.Run(rfs, absOr(dir))
+	if err != nil && needsPlugin(err) {
+		b.plugin = plainKustomizeError(err)
+		return b
+	}
 	if err != nil {
 		src.Errs = append(src.Errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize build failed: " + plainKustomizeError(err)})
 		return b
@@ -377,4 +384,13 @@ func (x *originIndex) match(file string, rendered *yaml.Node) *yaml.Node {
 		return sameKind[0].Node()
 	}
 	return nil
+}
+
+// needsPlugin reports a build that failed because it needs a generator or
+// transformer plugin or a KRM function (exec or container), which kustomize
+// runs only with --enable-alpha-plugins and kiln never runs.
+func needsPlugin(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "external plugins disabled") || strings.Contains(msg, "unable to load external plugin") ||
+		strings.Contains(msg, "function") && strings.Contains(msg, "disabled")
 }
