@@ -14,17 +14,16 @@ import (
 
 // The schema/… rules: what the API server's create path refuses or warns about.
 const (
-	RuleUnknownField   = "schema/unknown-field"
-	RuleDuplicateField = "schema/duplicate-field"
-	RuleType           = "schema/type"
-	RuleDecode         = "schema/decode"
-	RuleRequired       = "schema/required"
-	RuleInvalid        = "schema/invalid"
-	RuleUnservedKind   = "schema/unserved-version"
-	RuleUnknownKind    = "schema/unknown-kind"
-	RuleNoCRD          = "schema/no-crd"
-	RuleWarning        = "schema/server-warning"
-	RuleInternal       = "schema/internal"
+	RuleUnknownField = "schema/unknown-field"
+	RuleType         = "schema/type"
+	RuleDecode       = "schema/decode"
+	RuleRequired     = "schema/required"
+	RuleInvalid      = "schema/invalid"
+	RuleUnservedKind = "schema/unserved-version"
+	RuleUnknownKind  = "schema/unknown-kind"
+	RuleNoCRD        = "schema/no-crd"
+	RuleWarning      = "schema/server-warning"
+	RuleInternal     = "schema/internal"
 )
 
 var quotedField = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
@@ -45,10 +44,12 @@ func strictProblems(err error) []Problem {
 			out = append(out, Problem{Rule: RuleUnknownField, Message: e.Error()})
 			continue
 		}
+		// A duplicate field cannot reach the server from YAML (kubectl keeps
+		// the last value, see yaml/duplicate-key); it is refused all the same.
 		rule, what := RuleUnknownField, "unknown field"
 		hint := "the API server refuses it (kubectl apply validates fields strictly by default); check the spelling and the kind's schema (kubectl explain)"
 		if m[1] == "duplicate" {
-			rule, what, hint = RuleDuplicateField, "duplicate field", "remove one of them"
+			rule, what, hint = RuleDecode, "duplicate field", "remove one of them"
 		}
 		out = append(out, Problem{Rule: rule, Field: m[2], Message: fmt.Sprintf("%s %q: %s", what, m[2], hint)})
 	}

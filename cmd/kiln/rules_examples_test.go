@@ -46,7 +46,14 @@ func TestRuleExamples(t *testing.T) {
 	defer func() {
 		t.Logf("%d rules' examples checked; %d Pass examples exit 1 on other rules' errors", checked, passExit1)
 	}()
+	// Rules no input triggers on purpose, with the reason.
+	untriggerable := map[string]string{
+		"schema/internal": "reports a failure of the API server's code inside kiln",
+	}
 	for _, r := range all {
+		if _, ok := untriggerable[r.ID]; ok {
+			continue
+		}
 		if r.Fail == "" || r.Pass == "" {
 			t.Errorf("%s: no Fail or Pass example", r.ID)
 			continue
