@@ -51,7 +51,7 @@ func corpora(t *testing.T) []corpus {
 			cs = append(cs, corpus{"realworld/" + p, []string{dir}})
 		}
 	}
-	if gen := shared("bench/gen-corpus"); fileExists(gen) {
+	if gen := "../bench/gen-corpus"; fileExists(gen) {
 		cs = append(cs, corpus{"generated", []string{generated(t, gen)}})
 	}
 	return cs
