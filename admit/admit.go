@@ -207,16 +207,7 @@ func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind,
 	namespaced := a.kinds.ResourceFor(gvk).Namespaced
 	if strategy := a.strategyFor(gvk.GroupKind()); strategy != nil {
 		namespaced = strategy.NamespaceScoped()
-		errs, warnings := a.create(o, gvk, internal, strategy)
-		for _, e := range errs {
-			res.Problems = append(res.Problems, fieldProblem(e))
-		}
-		if len(errs) > 0 {
-			res.Rejected = true
-		}
-		for _, w := range warnings {
-			res.Problems = append(res.Problems, Problem{Rule: RuleWarning, Message: w, Warning: true})
-		}
+		res.addCreate(a.create(o, gvk, internal, strategy))
 	} else {
 		a.fillMeta(o, internal, namespaced)
 	}
@@ -231,6 +222,20 @@ func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind,
 	u["apiVersion"], u["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	o.SetContent(u)
 	return res
+}
+
+// addCreate records the validation errors (which refuse the object) and
+// the warnings of a create.
+func (res *Result) addCreate(errs field.ErrorList, warnings []string) {
+	for _, e := range errs {
+		res.Problems = append(res.Problems, fieldProblem(e))
+	}
+	if len(errs) > 0 {
+		res.Rejected = true
+	}
+	for _, w := range warnings {
+		res.Problems = append(res.Problems, Problem{Rule: RuleWarning, Message: w, Warning: true})
+	}
 }
 
 // create runs what a create request runs on the internal object: system

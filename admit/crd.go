@@ -273,16 +273,7 @@ func (s *crdSet) admit(o *manifest.Object, gvk schema.GroupVersionKind, content 
 		}
 		structuraldefaulting.Default(u.Object, v.structural)
 	}
-	errs, warnings := s.a.create(o, gvk, u, v.strategy)
-	for _, e := range errs {
-		res.Problems = append(res.Problems, fieldProblem(e))
-	}
-	if len(errs) > 0 {
-		res.Rejected = true
-	}
-	for _, w := range warnings {
-		res.Problems = append(res.Problems, Problem{Rule: RuleWarning, Message: w, Warning: true})
-	}
+	res.addCreate(s.a.create(o, gvk, u, v.strategy))
 	o.SetContent(u.Object)
 	return res
 }

@@ -163,6 +163,20 @@ func (e *Engine) judge(objs []*manifest.Object, judges []Judge) {
 	if len(active) == 0 && !e.DropContent {
 		return
 	}
+	EachParallel(len(objs), func(i int) {
+		o := objs[i]
+		for _, j := range active {
+			j(o)
+		}
+		if e.DropContent {
+			o.DropContent()
+		}
+	})
+}
+
+// EachParallel calls fn(i) for every i in [0, n) on every core, in chunks
+// of neighbouring indexes, and returns when all calls have.
+func EachParallel(n int, fn func(i int)) {
 	const chunk = 16
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -172,16 +186,11 @@ func (e *Engine) judge(objs []*manifest.Object, judges []Judge) {
 			defer wg.Done()
 			for {
 				start := int(next.Add(chunk)) - chunk
-				if start >= len(objs) {
+				if start >= n {
 					return
 				}
-				for _, o := range objs[start:min(start+chunk, len(objs))] {
-					for _, j := range active {
-						j(o)
-					}
-					if e.DropContent {
-						o.DropContent()
-					}
+				for i := start; i < min(start+chunk, n); i++ {
+					fn(i)
 				}
 			}
 		}()

@@ -8,10 +8,7 @@
 package schema
 
 import (
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
@@ -36,25 +33,7 @@ func before(p *rules.Pass) error {
 	kinds.AddCRDs(objs)
 	a := admit.New(objs, kinds, admit.Options{KubeVersion: p.Options.KubeVersion, User: p.Options.User, Groups: p.Options.Groups})
 	results := make([]admit.Result, len(objs))
-	const chunk = 16
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				start := int(next.Add(chunk)) - chunk
-				if start >= len(objs) {
-					return
-				}
-				for i := start; i < min(start+chunk, len(objs)); i++ {
-					results[i] = a.Admit(objs[i])
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	rules.EachParallel(len(objs), func(i int) { results[i] = a.Admit(objs[i]) })
 	noCRD := map[string]*manifest.Object{}
 	for i, o := range objs {
 		reportNotes(p, o)
