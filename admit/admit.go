@@ -20,6 +20,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -81,6 +82,17 @@ type Admitter struct {
 	vapStrategy  rest.RESTCreateStrategy
 	vapbStrategy rest.RESTCreateStrategy
 	strict       *kjson.Serializer
+	// seen holds the answer for each distinct manifest (by its JSON), so
+	// that copies (the same CRD in several kustomizations or bundles) are
+	// judged once: keys are [sha256.Size]byte, values *onceResult.
+	seen sync.Map
+}
+
+// onceResult is the answer for one distinct manifest, computed once.
+type onceResult struct {
+	once    sync.Once
+	res     Result
+	content map[string]any
 }
 
 // CreationTimestamp is the time every admitted object carries: fixed, so that
@@ -174,13 +186,39 @@ func (a *Admitter) Admit(o *manifest.Object) (res Result) {
 }
 
 func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind, content map[string]any) Result {
-	res := Result{Judged: true}
 	data, err := json.Marshal(content)
 	if err != nil {
-		res.Problems = append(res.Problems, Problem{Rule: RuleDecode, Message: fmt.Sprintf("the object cannot be sent as JSON: %v", err)})
-		res.Rejected = true
-		return res
+		return Result{Judged: true, Rejected: true, Problems: []Problem{{Rule: RuleDecode, Message: fmt.Sprintf("the object cannot be sent as JSON: %v", err)}}}
 	}
+	if o.Name == "" || !strings.HasPrefix(string(data), "{") {
+		return a.admitJSON(o, gvk, content, data)
+	}
+	// A copy of a manifest already judged gets the same answer; only its
+	// uid (derived from where it was read) is its own.
+	v, _ := a.seen.LoadOrStore(sha256.Sum256(data), &onceResult{})
+	r := v.(*onceResult)
+	first := false
+	r.once.Do(func() {
+		first = true
+		r.res = a.admitJSON(o, gvk, content, data)
+		r.content, _ = o.Content()
+	})
+	if first {
+		return r.res
+	}
+	c := runtime.DeepCopyJSON(r.content)
+	if m, ok := c["metadata"].(map[string]any); ok && m["uid"] != nil {
+		m["uid"] = stableUID(o)
+	}
+	o.SetContent(c)
+	res := r.res
+	res.Problems = append([]Problem(nil), r.res.Problems...)
+	return res
+}
+
+// admitJSON is admitBuiltin for one manifest and its JSON.
+func (a *Admitter) admitJSON(o *manifest.Object, gvk schema.GroupVersionKind, content map[string]any, data []byte) Result {
+	res := Result{Judged: true}
 	obj, _, err := a.strict.Decode(data, &gvk, nil)
 	if err != nil {
 		if runtime.IsStrictDecodingError(err) {

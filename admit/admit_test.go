@@ -157,3 +157,27 @@ func TestGenerateNameAndNamespaceDefaults(t *testing.T) {
 		t.Errorf("generated name is not deterministic")
 	}
 }
+
+// TestCopiesJudgedOnce: a copy of a manifest (the same CRD in several
+// bundles) gets the first copy's answer and admitted content, with its own uid.
+func TestCopiesJudgedOnce(t *testing.T) {
+	bad := strings.Replace(deploy, "  selector: {matchLabels: {app: web}}\n", "", 1)
+	a1, _ := manifest.Parse("a.yaml", []byte(bad))
+	b1, _ := manifest.Parse("b.yaml", []byte(bad))
+	objs := append(a1, b1...)
+	ad := New(objs, manifest.BuiltinKinds(), Options{KubeVersion: manifest.LatestKube})
+	r1, r2 := ad.Admit(objs[0]), ad.Admit(objs[1])
+	if !r1.Rejected || !r2.Rejected || describe(objs[0], r1) != strings.ReplaceAll(describe(objs[1], r2), "b.yaml", "a.yaml") {
+		t.Fatalf("copies answered differently:\n%s\n%s", describe(objs[0], r1), describe(objs[1], r2))
+	}
+	uid := func(o *manifest.Object) any {
+		c, _ := o.Content()
+		if c["spec"].(map[string]any)["replicas"] != int64(1) {
+			t.Errorf("%s: not the admitted object", o.File)
+		}
+		return c["metadata"].(map[string]any)["uid"]
+	}
+	if u1, u2 := uid(objs[0]), uid(objs[1]); u1 == u2 || u1 == nil {
+		t.Errorf("uids %v and %v: want each copy's own", u1, u2)
+	}
+}
