@@ -88,6 +88,12 @@ type Admitter struct {
 	seen sync.Map
 }
 
+// copiesFrom is the size (of its JSON) from which a manifest's answer is
+// kept for its copies: large objects (CRDs, repeated in several bundles)
+// are costly to admit, and keeping every small object's answer would make
+// memory grow with the repository.
+const copiesFrom = 16 << 10
+
 // onceResult is the answer for one distinct manifest, computed once.
 type onceResult struct {
 	once    sync.Once
@@ -190,7 +196,7 @@ func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind,
 	if err != nil {
 		return Result{Judged: true, Rejected: true, Problems: []Problem{{Rule: RuleDecode, Message: fmt.Sprintf("the object cannot be sent as JSON: %v", err)}}}
 	}
-	if o.Name == "" || !strings.HasPrefix(string(data), "{") {
+	if o.Name == "" || len(data) < copiesFrom || !strings.HasPrefix(string(data), "{") {
 		return a.admitJSON(o, gvk, content, data)
 	}
 	// A copy of a manifest already judged gets the same answer; only its

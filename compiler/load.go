@@ -34,11 +34,16 @@ func IsSpec(o *manifest.Object) bool {
 	if o == nil {
 		return false
 	}
-	g := o.Group()
-	if g == Group {
-		return !otherKinds[o.Kind]
+	return IsSpecKind(o.Group(), o.Kind)
+}
+
+// IsSpecKind is IsSpec by API group and kind alone, for a scan that has
+// not decoded the document.
+func IsSpecKind(group, kind string) bool {
+	if group == Group {
+		return !otherKinds[kind]
 	}
-	return o.Kind == Kind && (g == "" || editDistance(g, Group) <= 2)
+	return kind == Kind && (group == "" || editDistance(group, Group) <= 2)
 }
 
 // MaybeSpec reports whether o could be meant as an App spec: IsSpec, or any

@@ -89,6 +89,9 @@ type Object struct {
 	// that relate objects relate only objects of one unit. Empty for an object
 	// read from a plain file: the directory of File (see UnitOf).
 	Unit string
+	// Order is the object's place in input order, set by the rule engine:
+	// rules that report the first of several objects compare it.
+	Order int64
 
 	once    sync.Once
 	content map[string]any
@@ -312,6 +315,32 @@ func UnitOf(o *Object) string {
 		return o.Unit
 	}
 	return filepath.Dir(o.File)
+}
+
+// Key names one definition in the input: where it was read and what it
+// says it is. Two reads of the same document (a first pass for context, a
+// second to judge) give equal keys; two objects of one run never do.
+type Key struct {
+	Unit, File                        string
+	Doc, Item                         int
+	APIVersion, Kind, Namespace, Name string
+}
+
+// Key returns the object's key.
+func (o *Object) Key() Key {
+	return Key{Unit: o.Unit, File: o.File, Doc: o.Doc, Item: o.Item, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+}
+
+// Loc says where one definition was read, compactly: enough to find the
+// object again in a second read of its file (or unit).
+type Loc struct {
+	Unit, File, Kind, Name string
+	Doc, Item              int32
+}
+
+// Loc returns where the object was read.
+func (o *Object) Loc() Loc {
+	return Loc{Unit: o.Unit, File: o.File, Kind: o.Kind, Name: o.Name, Doc: int32(o.Doc), Item: int32(o.Item)}
 }
 
 // Identity is what makes two definitions one object, the way the API server

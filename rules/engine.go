@@ -30,61 +30,101 @@ type Engine struct {
 	DropContent bool
 }
 
-// Run runs every checker over objs: first each Run and Prepare,
-// concurrently, then the judges in one pass over the objects on every core.
+// Batch is the objects of one input file or rendered unit, judged together.
+type Batch struct {
+	// Index is the batch's place in input order.
+	Index   int
+	Objects []*manifest.Object
+}
+
+// Feed hands a streamed run the objects to judge.
+type Feed interface {
+	// Each calls judge for every batch, from as many goroutines as it likes,
+	// and returns when every call has.
+	Each(judge func(Batch)) error
+	// Find returns the objects at the locations, read again (raw, not
+	// admitted), for a checker that reports on objects already judged.
+	Find(locs []manifest.Loc) map[manifest.Loc]*manifest.Object
+}
+
+// sliceFeed is the Feed of objects in memory: one batch.
+type sliceFeed []*manifest.Object
+
+func (f sliceFeed) Each(judge func(Batch)) error {
+	judge(Batch{Objects: f})
+	return nil
+}
+
+func (f sliceFeed) Find(locs []manifest.Loc) map[manifest.Loc]*manifest.Object {
+	want := map[manifest.Loc]bool{}
+	for _, l := range locs {
+		want[l] = true
+	}
+	out := map[manifest.Loc]*manifest.Object{}
+	for _, o := range f {
+		if l := o.Loc(); want[l] && out[l] == nil {
+			out[l] = o
+		}
+	}
+	return out
+}
+
+// Run runs every checker over objs, all of them context and all judged.
 // files lists the input files for reports that count or group by file. An
 // error means a checker could not run at all; problems in the input are
 // findings.
 func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, error) {
-	opts := e.Options
-	if opts == nil {
-		opts = DefaultOptions()
+	res, err := e.Stream(objs, sliceFeed(objs))
+	if err != nil {
+		return nil, err
 	}
-	cfg := e.Config
-	if cfg == nil {
-		cfg = &Config{}
-	}
-	res := &Result{Files: files}
+	res.Files = files
 	res.Summary.Files = len(files)
-	res.Summary.Objects = len(objs)
+	return res, nil
+}
 
-	diags := make([][]Diagnostic, len(e.Checkers))
-	errs := make([]error, len(e.Checkers))
+// Stream runs every checker in two passes: first over the context objects
+// (Before, then Prepare), then the feed hands the engine every object to
+// judge, batch by batch. Only the findings and the checkers' summaries
+// outlive a batch. The caller sets the Result's Files.
+func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
+	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[manifest.Key]*ignoreRecord{}}
+	if r.opts == nil {
+		r.opts = DefaultOptions()
+	}
+	if r.cfg == nil {
+		r.cfg = &Config{}
+	}
 	passes := make([]*Pass, len(e.Checkers))
+	befores := make([]Judge, len(e.Checkers))
 	judges := make([]Judge, len(e.Checkers))
-	var wg sync.WaitGroup
 	for i, c := range e.Checkers {
+		passes[i] = r.newPass(c, ctx)
+		passes[i].find = feed.Find
 		if c.Before == nil {
 			continue
 		}
-		passes[i] = e.newPass(i, c, objs, opts, cfg, diags)
-		if err := c.Before(passes[i]); err != nil {
+		j, err := c.Before(passes[i])
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
+		befores[i] = j
 	}
+	enabled := make([]bool, len(e.Checkers))
+	errs := make([]error, len(e.Checkers))
+	var wg sync.WaitGroup
 	for i, c := range e.Checkers {
-		res.Rules = append(res.Rules, c.Rules...)
-		if len(c.Rules) > 0 && !cfg.anyEnabled(c.Rules) {
+		if len(c.Rules) > 0 && !r.cfg.anyEnabled(c.Rules) {
 			continue
 		}
-		pass := passes[i]
-		if pass == nil {
-			pass = e.newPass(i, c, objs, opts, cfg, diags)
-			passes[i] = pass
-		}
-		if c.Prepare == nil && c.Run == nil {
+		enabled[i] = true
+		if c.Prepare == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if c.Prepare != nil {
-				judges[i], errs[i] = c.Prepare(pass)
-				return
-			}
-			if c.Run != nil {
-				errs[i] = c.Run(pass)
-			}
+			judges[i], errs[i] = c.Prepare(passes[i])
 		}()
 	}
 	wg.Wait()
@@ -93,25 +133,177 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 			return nil, fmt.Errorf("%s: %w", e.Checkers[i].Name, err)
 		}
 	}
-	// Every Run has returned: from here on only judges read objects.
-	e.judge(objs, judges)
+	var active []Judge
+	for _, js := range [][]Judge{befores, judges} {
+		for _, j := range js {
+			if j != nil {
+				active = append(active, j)
+			}
+		}
+	}
+	if err := feed.Each(func(b Batch) { r.judge(b, active) }); err != nil {
+		return nil, err
+	}
+	for _, p := range passes {
+		for _, fn := range p.finish {
+			fn()
+		}
+	}
+	return r.result(passes), nil
+}
+
+// run is the state of one Stream: the findings so far and the objects'
+// kiln.dev/ignore entries.
+type run struct {
+	e        *Engine
+	opts     *Options
+	cfg      *Config
+	objects  atomic.Int64
+	mu       sync.Mutex
+	findings []Finding
+	ignores  map[manifest.Key]*ignoreRecord
+}
+
+// ignoreRecord is one object's kiln.dev/ignore annotation: the entries
+// that matched a diagnostic, and (once the object is judged) where it is.
+type ignoreRecord struct {
+	used   map[string]bool
+	judged bool
+	value  string
+	ref    manifest.Ref
+	pos    manifest.Position
+}
+
+// newPass makes the pass of checker c; its reports become findings at once.
+func (r *run) newPass(c *Checker, ctx []*manifest.Object) *Pass {
+	known := make(map[string]bool, len(c.Rules))
+	byID := make(map[string]*Rule, len(c.Rules))
+	for _, rule := range c.Rules {
+		known[rule.ID] = true
+		byID[rule.ID] = rule
+	}
+	pass := &Pass{Objects: ctx, Options: r.opts, checker: c, known: known, enabled: r.cfg.Enabled}
+	pass.report = func(d Diagnostic) {
+		if !pass.known[d.Rule] {
+			panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
+		}
+		rule := byID[d.Rule]
+		if rule == nil {
+			rule = pass.declaredRule(d.Rule)
+		}
+		f, ok := r.e.finding(d, rule, r.cfg)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.use(d)
+		if ok {
+			r.findings = append(r.findings, f)
+		}
+	}
+	return pass
+}
+
+// declaredRule returns the rule the checker declared with the ID, or nil.
+func (p *Pass) declaredRule(id string) *Rule {
+	for _, r := range p.declared {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// judge runs the judges over one batch, all judges of an object together,
+// on every core when the batch is large; then records the object's
+// kiln.dev/ignore entries and drops its content if the engine is set to.
+func (r *run) judge(b Batch, active []Judge) {
+	for i, o := range b.Objects {
+		o.Order = int64(b.Index)<<24 | int64(i)
+	}
+	one := func(i int) {
+		o := b.Objects[i]
+		for _, j := range active {
+			j(o)
+		}
+		r.judged(o)
+		if r.e.DropContent {
+			o.DropContent()
+		}
+	}
+	if len(b.Objects) <= 16 {
+		for i := range b.Objects {
+			one(i)
+		}
+		return
+	}
+	EachParallel(len(b.Objects), one)
+}
+
+// judged counts a judged object and records where its kiln.dev/ignore
+// annotation is, for kiln/unused-ignore.
+func (r *run) judged(o *manifest.Object) {
+	r.objects.Add(1)
+	v, has := o.Annotations[IgnoreAnnotation]
+	if !has {
+		return
+	}
+	pos := o.Locate(ignoreField)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.record(o.Key())
+	rec.judged, rec.value, rec.ref, rec.pos = true, v, o.Ref(), pos
+}
+
+// record returns the ignore record of the key, made on first use; r.mu is held.
+func (r *run) record(k manifest.Key) *ignoreRecord {
+	rec := r.ignores[k]
+	if rec == nil {
+		rec = &ignoreRecord{used: map[string]bool{}}
+		r.ignores[k] = rec
+	}
+	return rec
+}
+
+// use notes which kiln.dev/ignore entries of the diagnostic's object name
+// its rule; r.mu is held.
+func (r *run) use(d Diagnostic) {
+	var v string
+	var has bool
+	var key manifest.Key
+	switch {
+	case d.At != nil:
+		v, has, key = d.At.ignore, d.At.ignored, d.At.key
+	case d.Object != nil:
+		v, has = d.Object.Annotations[IgnoreAnnotation]
+		if has {
+			key = d.Object.Key()
+		}
+	}
+	if !has {
+		return
+	}
+	ids, _, _ := strings.Cut(v, "#")
+	for _, id := range strings.Split(ids, ",") {
+		if id = strings.TrimSpace(id); matchRule(id, d.Rule) {
+			r.record(key).used[id] = true
+		}
+	}
+}
+
+// result sorts the findings, adds kiln/unused-ignore and counts.
+func (r *run) result(passes []*Pass) *Result {
+	res := &Result{}
+	res.Summary.Objects = int(r.objects.Load())
+	for _, c := range r.e.Checkers {
+		res.Rules = append(res.Rules, c.Rules...)
+	}
 	for _, p := range passes {
 		if p != nil {
 			res.Rules = append(res.Rules, p.declared...)
 		}
 	}
 	sort.SliceStable(res.Rules, func(i, j int) bool { return res.Rules[i].ID < res.Rules[j].ID })
-
-	byID := make(map[string]*Rule, len(res.Rules))
-	for _, r := range res.Rules {
-		byID[r.ID] = r
-	}
-	var all []Diagnostic
-	for _, ds := range diags {
-		all = append(all, ds...)
-	}
-	found := e.place(all, byID, cfg)
-	if unused := unusedIgnores(objs, all, res.Rules, cfg); len(unused) > 0 {
+	found := r.findings
+	if unused := r.unusedIgnores(res.Rules); len(unused) > 0 {
 		res.Rules = append(res.Rules, UnusedIgnoreRule)
 		found = append(found, unused...)
 	}
@@ -128,50 +320,7 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 			res.Summary.Infos++
 		}
 	}
-	return res, nil
-}
-
-// newPass makes the pass of checker i, whose reports go to diags[i].
-func (e *Engine) newPass(i int, c *Checker, objs []*manifest.Object, opts *Options, cfg *Config, diags [][]Diagnostic) *Pass {
-	known := make(map[string]bool, len(c.Rules))
-	for _, r := range c.Rules {
-		known[r.ID] = true
-	}
-	pass := &Pass{Objects: objs, Options: opts, checker: c, known: known, enabled: cfg.Enabled}
-	var mu sync.Mutex
-	pass.report = func(d Diagnostic) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !pass.known[d.Rule] {
-			panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
-		}
-		diags[i] = append(diags[i], d)
-	}
-	return pass
-}
-
-// judge runs the judges over the objects in one pass on every core, all
-// judges of an object together, then drops the object's content if the
-// engine is set to.
-func (e *Engine) judge(objs []*manifest.Object, judges []Judge) {
-	var active []Judge
-	for _, j := range judges {
-		if j != nil {
-			active = append(active, j)
-		}
-	}
-	if len(active) == 0 && !e.DropContent {
-		return
-	}
-	EachParallel(len(objs), func(i int) {
-		o := objs[i]
-		for _, j := range active {
-			j(o)
-		}
-		if e.DropContent {
-			o.DropContent()
-		}
-	})
+	return res
 }
 
 // EachParallel calls fn(i) for every i in [0, n) on every core, in chunks
@@ -198,39 +347,6 @@ func EachParallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// place turns diagnostics into findings on every core. Positions come from
-// each object's position index (or its tree), so no file is parsed again.
-func (e *Engine) place(diags []Diagnostic, byID map[string]*Rule, cfg *Config) []Finding {
-	out := make([]Finding, len(diags))
-	keep := make([]bool, len(diags))
-	const chunk = 256
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				start := int(next.Add(chunk)) - chunk
-				if start >= len(diags) {
-					return
-				}
-				for i := start; i < min(start+chunk, len(diags)); i++ {
-					out[i], keep[i] = e.finding(diags[i], byID[diags[i].Rule], cfg)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	fs := out[:0]
-	for i, f := range out {
-		if keep[i] {
-			fs = append(fs, f)
-		}
-	}
-	return fs
-}
-
 // finding places and judges one diagnostic; ok is false when the rule is off.
 func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config) (Finding, bool) {
 	sev := d.Severity
@@ -248,7 +364,18 @@ func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config) (Finding, bool) {
 		sev = setting.severity
 	}
 	f := Finding{Rule: d.Rule, Severity: sev, Message: d.Message, Field: d.Field}
-	if d.Object != nil {
+	switch {
+	case d.At != nil:
+		f.Object, f.Pos = d.At.Ref, d.At.Pos
+		if f.Field == "" {
+			f.Field = d.At.Field
+		}
+		if d.At.ignored {
+			if reason, ok := ignoredBy(d.At.ignore, d.Rule); ok {
+				f.Suppressed = &Suppression{Kind: "annotation", Reason: reason}
+			}
+		}
+	case d.Object != nil:
 		f.Object = d.Object.Ref()
 		f.Pos = d.Object.Locate(d.Field)
 		if reason, ok := ignored(d.Object, d.Rule); ok {
@@ -267,6 +394,11 @@ func ignored(o *manifest.Object, rule string) (reason string, ok bool) {
 	if !has {
 		return "", false
 	}
+	return ignoredBy(v, rule)
+}
+
+// ignoredBy reports whether a kiln.dev/ignore annotation value names the rule.
+func ignoredBy(v, rule string) (reason string, ok bool) {
 	ids, reason, _ := strings.Cut(v, "#")
 	for _, id := range strings.Split(ids, ",") {
 		if matchRule(strings.TrimSpace(id), rule) {
@@ -304,53 +436,37 @@ data: {LOG_LEVEL: info}
 `,
 }
 
-// unusedIgnores reports every kiln.dev/ignore entry that matched none of the
-// diagnostics on its object, unless the config turns every rule it names off.
-func unusedIgnores(objs []*manifest.Object, diags []Diagnostic, known []*Rule, cfg *Config) []Finding {
-	used := map[*manifest.Object]map[string]bool{}
-	for _, d := range diags {
-		if d.Object == nil {
-			continue
-		}
-		v, has := d.Object.Annotations[IgnoreAnnotation]
-		if !has {
-			continue
-		}
-		ids, _, _ := strings.Cut(v, "#")
-		for _, id := range strings.Split(ids, ",") {
-			if id = strings.TrimSpace(id); matchRule(id, d.Rule) {
-				if used[d.Object] == nil {
-					used[d.Object] = map[string]bool{}
-				}
-				used[d.Object][id] = true
-			}
-		}
+// ignoreField is the field path of the kiln.dev/ignore annotation.
+var ignoreField = "metadata.annotations[" + strconv.Quote(IgnoreAnnotation) + "]"
+
+// unusedIgnores reports every kiln.dev/ignore entry of a judged object that
+// matched none of the diagnostics on it, unless the config turns every rule
+// it names off.
+func (r *run) unusedIgnores(known []*Rule) []Finding {
+	cfg := r.cfg
+	if cfg.setting(UnusedIgnoreRule.ID).off {
+		return nil
+	}
+	sev := UnusedIgnoreRule.Severity
+	if s := cfg.setting(UnusedIgnoreRule.ID).severity; s != 0 {
+		sev = s
 	}
 	var out []Finding
-	field := "metadata.annotations[" + strconv.Quote(IgnoreAnnotation) + "]"
-	for _, o := range objs {
-		v, has := o.Annotations[IgnoreAnnotation]
-		if !has {
+	for _, rec := range r.ignores {
+		if !rec.judged {
 			continue
 		}
-		ids, _, _ := strings.Cut(v, "#")
+		ids, _, _ := strings.Cut(rec.value, "#")
 		for _, id := range strings.Split(ids, ",") {
 			id = strings.TrimSpace(id)
-			if id == "" || used[o][id] || allOff(id, known, cfg) {
+			if id == "" || rec.used[id] || allOff(id, known, cfg) {
 				continue
 			}
 			msg := fmt.Sprintf("%s entry %q suppresses nothing: no finding of that rule on this object; remove it (or fix the rule ID)", IgnoreAnnotation, id)
 			if !matchesAny(id, known) {
 				msg = fmt.Sprintf("%s entry %q names no rule kiln knows; `kiln rules` lists them", IgnoreAnnotation, id)
 			}
-			if cfg.setting(UnusedIgnoreRule.ID).off {
-				continue
-			}
-			sev := UnusedIgnoreRule.Severity
-			if s := cfg.setting(UnusedIgnoreRule.ID).severity; s != 0 {
-				sev = s
-			}
-			out = append(out, Finding{Rule: UnusedIgnoreRule.ID, Severity: sev, Message: msg, Pos: o.Locate(field), Object: o.Ref(), Field: field})
+			out = append(out, Finding{Rule: UnusedIgnoreRule.ID, Severity: sev, Message: msg, Pos: rec.pos, Object: rec.ref, Field: ignoreField})
 		}
 	}
 	return out
@@ -402,7 +518,21 @@ func compareFindings(a, b Finding) int {
 		cmp.Compare(a.Object.String(), b.Object.String()),
 		cmp.Compare(a.Field, b.Field),
 		cmp.Compare(b.Severity, a.Severity), // higher severity first, so dedup keeps it
+		compareSuppression(a.Suppressed, b.Suppressed),
 	)
+}
+
+// compareSuppression orders unsuppressed findings first, then by reason.
+func compareSuppression(a, b *Suppression) int {
+	switch {
+	case a == nil && b == nil:
+		return 0
+	case a == nil:
+		return -1
+	case b == nil:
+		return 1
+	}
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Reason, b.Reason))
 }
 
 // sortAndDedup orders findings and drops repeats of the same rule, object,

@@ -51,14 +51,13 @@ func testChecker() *Checker {
 			{ID: "test/b-rule", Severity: Error, Summary: "b"},
 			{ID: "test/c-rule", Severity: Info, Summary: "c"},
 		},
-		Run: func(p *Pass) error {
-			for _, o := range p.Objects {
+		Prepare: func(p *Pass) (Judge, error) {
+			return func(o *manifest.Object) {
 				p.Reportf("test/a-rule", o, "spec.containers[0].image", "image of %s", o.Name)
 				p.Reportf("test/b-rule", o, "", "object %s", o.Name)
 				p.Report(Diagnostic{Rule: "test/c-rule", Severity: Warning, Object: o, Field: "spec", Message: "dup"})
 				p.Report(Diagnostic{Rule: "test/c-rule", Severity: Error, Object: o, Field: "spec", Message: "dup"})
-			}
-			return nil
+			}, nil
 		},
 	}
 }
@@ -142,10 +141,10 @@ func TestEngineConfig(t *testing.T) {
 
 func TestEngineDeclare(t *testing.T) {
 	objs := parse(t, "p.yaml", twoPods)[1:]
-	c := &Checker{Name: "dyn", Run: func(p *Pass) error {
+	c := &Checker{Name: "dyn", Prepare: func(p *Pass) (Judge, error) {
 		p.Declare(&Rule{ID: "policy/x", Severity: Warning, Summary: "x"})
 		p.Reportf("policy/x", p.Objects[0], "", "from a policy")
-		return nil
+		return nil, nil
 	}}
 	res, err := (&Engine{Checkers: []*Checker{c}}).Run(objs, nil)
 	if err != nil {
@@ -157,7 +156,7 @@ func TestEngineDeclare(t *testing.T) {
 }
 
 func TestEngineCheckerError(t *testing.T) {
-	c := &Checker{Name: "broken", Run: func(*Pass) error { return fmt.Errorf("boom") }}
+	c := &Checker{Name: "broken", Prepare: func(*Pass) (Judge, error) { return nil, fmt.Errorf("boom") }}
 	if _, err := (&Engine{Checkers: []*Checker{c}}).Run(nil, nil); err == nil || err.Error() != "broken: boom" {
 		t.Errorf("err = %v", err)
 	}
@@ -253,11 +252,11 @@ func TestPassEnabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]bool{}
-	c := &Checker{Name: "probe", Rules: testChecker().Rules, Run: func(p *Pass) error {
+	c := &Checker{Name: "probe", Rules: testChecker().Rules, Prepare: func(p *Pass) (Judge, error) {
 		for _, id := range []string{"test/a-rule", "test/b-rule", "other/x"} {
 			got[id] = p.Enabled(id)
 		}
-		return nil
+		return nil, nil
 	}}
 	if _, err := (&Engine{Checkers: []*Checker{c}, Config: cfg}).Run(nil, nil); err != nil {
 		t.Fatal(err)
@@ -267,10 +266,11 @@ func TestPassEnabled(t *testing.T) {
 	}
 }
 
-// TestJudgesAndDropContent: a Prepare checker's judge sees every object once,
-// after every Run checker has returned (a Run checker may read any object's
-// content); with DropContent the content is gone afterwards, and the
-// findings are those of a run that keeps it.
+// TestJudgesAndDropContent: a judge sees every object once, after every
+// Prepare has returned (a Prepare may read any context object's content),
+// and a function registered with Finish runs after every judge, reporting at
+// a Mark; with DropContent the content is gone afterwards, and the findings
+// are those of a run that keeps it.
 func TestJudgesAndDropContent(t *testing.T) {
 	var stream strings.Builder
 	for i := 0; i < 200; i++ {
@@ -281,24 +281,34 @@ func TestJudgesAndDropContent(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[string]int{}
 		runDone := false
-		whole := &Checker{Name: "whole", Rules: []*Rule{{ID: "whole/last", Severity: Info, Summary: "w"}}, Run: func(p *Pass) error {
+		whole := &Checker{Name: "whole", Rules: []*Rule{{ID: "whole/last", Severity: Info, Summary: "w"}}, Prepare: func(p *Pass) (Judge, error) {
 			for _, o := range p.Objects {
 				if c, err := o.Content(); err != nil || c["data"] == nil {
-					t.Errorf("Run checker: %s has no content: %v", o.Name, err)
+					t.Errorf("Prepare: %s has no content: %v", o.Name, err)
 				}
 			}
-			p.Reportf("whole/last", p.Objects[len(p.Objects)-1], "", "last of %d", len(p.Objects))
 			mu.Lock()
 			runDone = true
 			mu.Unlock()
-			return nil
+			var last *Mark
+			p.Finish(func() {
+				if len(seen) != len(p.Objects) {
+					t.Errorf("Finish ran after %d of %d objects were judged", len(seen), len(p.Objects))
+				}
+				p.Report(Diagnostic{Rule: "whole/last", At: last, Message: fmt.Sprintf("last of %d", len(p.Objects))})
+			})
+			return func(o *manifest.Object) {
+				if o == p.Objects[len(p.Objects)-1] {
+					last = p.Mark(o, "")
+				}
+			}, nil
 		}}
 		each := &Checker{Name: "each", Rules: []*Rule{{ID: "each/value", Severity: Warning, Summary: "e"}}, Prepare: func(p *Pass) (Judge, error) {
 			return func(o *manifest.Object) {
 				mu.Lock()
 				seen[o.Name]++
 				if !runDone {
-					t.Errorf("judge of %s ran before the Run checker returned", o.Name)
+					t.Errorf("judge of %s ran before every Prepare returned", o.Name)
 				}
 				mu.Unlock()
 				c, err := o.Content()
@@ -351,11 +361,8 @@ spec:
 `
 	checker := &Checker{Name: "test", Rules: []*Rule{
 		{ID: "test/a-rule", Severity: Warning}, {ID: "test/c-rule", Severity: Warning}, {ID: "test/off", Severity: Warning},
-	}, Run: func(p *Pass) error {
-		for _, o := range p.Objects {
-			p.Reportf("test/a-rule", o, "spec", "a")
-		}
-		return nil
+	}, Prepare: func(p *Pass) (Judge, error) {
+		return func(o *manifest.Object) { p.Reportf("test/a-rule", o, "spec", "a") }, nil
 	}}
 	for _, tc := range []struct {
 		name string

@@ -64,26 +64,27 @@ type Rule struct {
 // rules (the PSA checker reports one rule per upstream check) so that shared
 // work is done once.
 //
-// A checker that relates objects to each other sets Run, which judges the
-// whole object set. A checker that judges each object on its own sets
-// Prepare instead: it may read every object (context such as Namespaces or
-// policies) and returns the Judge of one object, which the engine calls for
-// every object together with the other checkers' judges. That lets the
-// engine judge in one parallel pass over the objects and drop each object's
-// decoded content once it is judged (Engine.DropContent).
+// The engine judges in two passes. First every checker's Before, then its
+// Prepare, see the context objects (Pass.Objects: Namespaces, CRDs,
+// policies and bindings, their params, StorageClasses; a Run over a slice
+// passes every object) and return the Judge of one object. Then the engine
+// calls the judges of every object, Before's first, one object at a time
+// on every core, and lets go of the object once it is judged. A checker
+// that relates objects to each other keeps small summaries in its judge
+// (with Pass.Mark for where to report) and reports from a function it
+// registers with Pass.Finish, which runs after every object was judged.
 //
 // Rules whose IDs are only known from the input (a user's policies) are
-// declared with Pass.Declare, from Run or Prepare.
+// declared with Pass.Declare, from Before or Prepare.
 type Checker struct {
-	Name    string
-	Rules   []*Rule
-	Run     func(*Pass) error
+	Name  string
+	Rules []*Rule
+	// Before runs ahead of every other checker's Prepare, one checker at a
+	// time, and its judge ahead of every other judge on each object: it may
+	// change the objects (admission replaces each object's content with the
+	// object the API server would admit, which every other rule judges).
+	Before  func(*Pass) (Judge, error)
 	Prepare func(*Pass) (Judge, error)
-	// Before runs ahead of every checker's Run and Prepare, one checker at a
-	// time, and may change the objects: admission replaces each object's
-	// content with the object the API server would admit, which every other
-	// rule then judges.
-	Before func(*Pass) error
 }
 
 // Judge judges one object and reports through the Pass given to Prepare. The
@@ -91,8 +92,9 @@ type Checker struct {
 // Judge judges nothing.
 type Judge func(*manifest.Object)
 
-// Pass is what a checker sees: every object, the run's options, and a way to report.
+// Pass is what a checker sees: the context objects, the run's options, and a way to report.
 type Pass struct {
+	// Objects are the context objects (every object, for Engine.Run).
 	Objects  []*manifest.Object
 	Options  *Options
 	checker  *Checker
@@ -100,6 +102,43 @@ type Pass struct {
 	declared []*Rule
 	known    map[string]bool
 	enabled  func(id string) bool
+	finish   []func()
+	find     func([]manifest.Loc) map[manifest.Loc]*manifest.Object
+}
+
+// Find returns the objects at the locations read again (raw, not
+// admitted; nil where one cannot be found), for a function registered with
+// Finish that reports on an object it kept no Mark of.
+func (p *Pass) Find(locs []manifest.Loc) map[manifest.Loc]*manifest.Object {
+	if p.find == nil || len(locs) == 0 {
+		return map[manifest.Loc]*manifest.Object{}
+	}
+	return p.find(locs)
+}
+
+// Finish registers fn to run once every object was judged, in the order
+// registered, for rules that relate objects: fn reports at the Marks the
+// judges took. Call it from Before or Prepare.
+func (p *Pass) Finish(fn func()) { p.finish = append(p.finish, fn) }
+
+// Mark is where a finding on an object goes, taken while the object is
+// being judged, so that Finish can report on an object that is gone.
+type Mark struct {
+	Ref   manifest.Ref
+	Pos   manifest.Position
+	Field string
+	// Order is the object's place in input order (manifest.Object.Order).
+	Order int64
+	key   manifest.Key
+	// ignore is the object's kiln.dev/ignore annotation.
+	ignore  string
+	ignored bool
+}
+
+// Mark returns where a finding at field of o goes.
+func (p *Pass) Mark(o *manifest.Object, field string) *Mark {
+	v, has := o.Annotations[IgnoreAnnotation]
+	return &Mark{Ref: o.Ref(), Pos: o.Locate(field), Field: field, Order: o.Order, key: o.Key(), ignore: v, ignored: has}
 }
 
 // Enabled reports whether the run's configuration leaves a rule on, so that a
@@ -132,6 +171,9 @@ type Diagnostic struct {
 	Field string
 	// Pos overrides the position found from Field, when set.
 	Pos *manifest.Position
+	// At places a diagnostic reported after its object was judged (from
+	// Finish), instead of Object, Field and Pos.
+	At *Mark
 }
 
 // Report records a diagnostic. It is safe for concurrent use.

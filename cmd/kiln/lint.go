@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
@@ -149,7 +150,6 @@ func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
 			kept = append(kept, f)
 		}
 	}
-	tuneMemory(kept)
 	set := manifest.ReadFiles(kept, e.stdin)
 	set.Errs = append(errs, set.Errs...)
 	return set
@@ -165,10 +165,24 @@ func loadObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options)
 // discoverObjects is loadObjects that renders the kustomizations and Helm
 // charts among the paths and says what it rendered and skipped.
 func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options, helm discover.ChartSettings) (*manifest.Set, []*manifest.Object, []error, *discover.Result) {
+	found := discoverAll(paths, cfg, opts, helm)
+	set := manifest.ReadFiles(found.Files, e.stdin)
+	set.Errs = append(found.Errs, set.Errs...)
+	for _, u := range found.Units {
+		set.Sources = append(set.Sources, u.Source)
+	}
+	set.DropSources() // lint needs positions and content, not YAML trees
+	objs, specErrs := compileSpecs(set.Objects(), opts)
+	return set, objs, append(set.Errors(), specErrs...), found
+}
+
+// discoverAll finds the files, kustomizations and charts under the paths
+// (default ".") and renders the latter.
+func discoverAll(paths []string, cfg *rules.Config, opts *rules.Options, helm discover.ChartSettings) *discover.Result {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	found := discover.Discover(paths, discover.Options{
+	return discover.Discover(paths, discover.Options{
 		KubeVersion: opts.KubeVersion,
 		Excluded:    cfg.Excluded,
 		Chart: func(dir string) discover.ChartSettings {
@@ -181,27 +195,24 @@ func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Opti
 			}
 		},
 	})
-	tuneMemory(found.Files)
-	set := manifest.ReadFiles(found.Files, e.stdin)
-	set.Errs = append(found.Errs, set.Errs...)
-	for _, u := range found.Units {
-		set.Sources = append(set.Sources, u.Source)
-	}
-	set.DropSources() // lint needs positions and content, not YAML trees
-	objs, specErrs := compileSpecs(set.Objects(), opts)
-	return set, objs, append(set.Errors(), specErrs...), found
 }
 
 // inputsOf summarises for the reports what a run read beside its findings.
 func inputsOf(set *manifest.Set, found *discover.Result, inputErrs []error, cfg *rules.Config, listSkipped bool) report.Inputs {
-	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: cfg.Path, ListSkipped: listSkipped,
-		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
-	in.Skipped = append(in.Skipped, found.Skipped...)
+	var skipped []manifest.Skipped
 	for _, src := range set.Sources {
 		if src.AllSkipped() {
-			in.Skipped = append(in.Skipped, manifest.Skipped{Pos: manifest.Position{File: src.Path}, Reason: src.Skipped[0].Reason})
+			skipped = append(skipped, manifest.Skipped{Pos: manifest.Position{File: src.Path}, Reason: src.Skipped[0].Reason})
 		}
 	}
+	return inputsFound(found, inputErrs, skipped, cfg, listSkipped)
+}
+
+// inputsFound is inputsOf for a lint that read the files itself.
+func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, cfg *rules.Config, listSkipped bool) report.Inputs {
+	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: cfg.Path, ListSkipped: listSkipped,
+		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
+	in.Skipped = append(append(in.Skipped, found.Skipped...), skipped...)
 	manifest.SortErrors(in.Errors)
 	return in
 }
@@ -290,17 +301,16 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			if err != nil {
 				return err
 			}
-			set, objs, inputErrs, found := discoverObjects(e, args, cfg, opts, helm)
-			// Nothing reads the objects' content after the rules: the engine
-			// drops it as it goes, which keeps the heap small.
-			eng := &rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg, DropContent: true}
-			res, err := eng.Run(objs, fileObjects(set))
+			found := discoverAll(args, cfg, opts, helm)
+			out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg},
+				lint.Input{Files: found.Files, Units: found.Units, Stdin: e.stdin, Policies: opts.Policies}, format == "junit")
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
 			}
+			res, inputErrs := out.Result, append(found.Errs, out.Errs...)
 			if err := report.Write(e.stdout, format, res, report.Options{
 				Color: useColor(e, noColor), ShowSuppressed: showSuppressed, ToolVersion: version,
-				Inputs: inputsOf(set, found, inputErrs, cfg, listSkipped),
+				Inputs: inputsFound(found, inputErrs, out.Skipped, cfg, listSkipped),
 			}); err != nil {
 				return err
 			}

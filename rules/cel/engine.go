@@ -59,7 +59,7 @@ type Engine struct {
 	authz    authorizer.UnconditionalAuthorizer
 	setup    []rules.Diagnostic
 	rules    map[string]*rules.Rule
-	skip     map[*manifest.Object]bool
+	skip     map[manifest.Key]bool
 	ctxObjs  []*manifest.Object
 }
 
@@ -148,7 +148,7 @@ func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
 		user:    &user.DefaultInfo{Name: opts.User, Groups: opts.Groups},
 		authz:   fixedAuthorizer{allow: opts.Authorizer == "allow"},
 		rules:   map[string]*rules.Rule{},
-		skip:    map[*manifest.Object]bool{},
+		skip:    map[manifest.Key]bool{},
 		ctxObjs: context,
 	}
 	e.kinds.AddCRDs(context)
@@ -161,7 +161,7 @@ func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
 		if !IsPolicyObject(o) {
 			continue
 		}
-		e.skip[o] = true
+		e.skip[o.Key()] = true
 		if o.Kind == kindBinding {
 			bindings = append(bindings, o)
 			continue
@@ -360,7 +360,7 @@ func (e *Engine) Bindings() int {
 // policies and bindings themselves), as a CREATE request. It is safe for
 // concurrent use.
 func (e *Engine) EvaluateObject(o *manifest.Object) []rules.Diagnostic {
-	if len(e.policies) == 0 || e.skip[o] {
+	if len(e.policies) == 0 || e.skip[o.Key()] {
 		return nil
 	}
 	return e.evalObject(o)

@@ -6,8 +6,12 @@
 package duplicate
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
-	"reflect"
+	"slices"
+	"sync"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
@@ -17,7 +21,7 @@ import (
 const Duplicate = "object/duplicate"
 
 // Checker reports object/duplicate.
-var Checker = &rules.Checker{Name: "duplicate", Rules: ruleList, Run: run}
+var Checker = &rules.Checker{Name: "duplicate", Rules: ruleList, Prepare: prepare}
 
 func init() { rules.Register(Checker) }
 
@@ -33,29 +37,85 @@ func named(o *manifest.Object) bool {
 	return name != ""
 }
 
-func run(p *rules.Pass) error {
-	type dup struct{ first, again *manifest.Object }
-	first := map[manifest.Identity]*manifest.Object{}
-	var dups []dup
-	perPair := map[[2]string]int{}
-	for _, o := range p.Objects {
+// definition is what the checker keeps of one named object while the
+// others are judged: its place in input order, where to find it again, and
+// a digest of its content (about a hundred bytes, so that a repository of
+// a few hundred thousand objects needs a few tens of MB).
+type definition struct {
+	order  int64
+	loc    manifest.Loc
+	digest [8]byte
+}
+
+// prepare returns the judge that records every named object's identity;
+// the duplicates are reported once every object was judged.
+func prepare(p *rules.Pass) (rules.Judge, error) {
+	var mu sync.Mutex
+	defs := map[[16]byte][]definition{}
+	p.Finish(func() { report(p, defs) })
+	return func(o *manifest.Object) {
 		if o.Name == "" || !named(o) {
+			return
+		}
+		d := definition{order: o.Order, loc: o.Loc(), digest: digest(o)}
+		k := identityHash(manifest.IdentityOf(o))
+		mu.Lock()
+		defs[k] = append(defs[k], d)
+		mu.Unlock()
+	}, nil
+}
+
+// identityHash is a digest of an identity, the key of the checker's map.
+func identityHash(id manifest.Identity) [16]byte {
+	sum := sha256.Sum256([]byte(id.Unit + "\x00" + id.Group + "\x00" + id.Kind + "\x00" + id.Namespace + "\x00" + id.Name))
+	return [16]byte(sum[:16])
+}
+
+// digest hashes the object's content, to tell identical copies apart from
+// differing ones.
+func digest(o *manifest.Object) [8]byte {
+	content, _ := o.Content()
+	data, _ := json.Marshal(content)
+	sum := sha256.Sum256(data)
+	return [8]byte(sum[:8])
+}
+
+// report reports every copy after the first of an identity, at the copy,
+// reading the copies involved again for their positions.
+func report(p *rules.Pass, defs map[[16]byte][]definition) {
+	type dup struct{ first, again definition }
+	var dups []dup
+	var locs []manifest.Loc
+	perPair := map[[2]string]int{}
+	for _, ds := range defs {
+		if len(ds) < 2 {
 			continue
 		}
-		k := manifest.IdentityOf(o)
-		prev := first[k]
-		if prev == nil {
-			first[k] = o
-			continue
-		}
-		dups = append(dups, dup{prev, o})
-		if prev.File != o.File {
-			perPair[[2]string{prev.File, o.File}]++
+		slices.SortFunc(ds, func(a, b definition) int { return cmp.Compare(a.order, b.order) })
+		locs = append(locs, ds[0].loc)
+		for _, again := range ds[1:] {
+			d := dup{ds[0], again}
+			dups = append(dups, d)
+			locs = append(locs, again.loc)
+			if d.first.loc.File != d.again.loc.File {
+				perPair[[2]string{d.first.loc.File, d.again.loc.File}]++
+			}
 		}
 	}
+	if len(dups) == 0 {
+		return
+	}
+	found := p.Find(locs)
+	slices.SortFunc(dups, func(a, b dup) int { return cmp.Compare(a.again.order, b.again.order) })
 	reported := map[[2]string]bool{}
 	for _, d := range dups {
-		pair := [2]string{d.first.File, d.again.File}
+		first, again := found[d.first.loc], found[d.again.loc]
+		if first == nil || again == nil {
+			continue // changed on disk since it was judged
+		}
+		pair := [2]string{d.first.loc.File, d.again.loc.File}
+		ref := again.Ref()
+		at := p.Mark(again, "metadata.name")
 		if n := perPair[pair]; n > 1 {
 			// One file repeating many objects of another: alternative
 			// bundles (install.yaml, namespace-install.yaml) more often
@@ -64,26 +124,23 @@ func run(p *rules.Pass) error {
 				continue
 			}
 			reported[pair] = true
-			p.Report(rules.Diagnostic{Rule: Duplicate, Object: d.again, Field: "metadata.name", Message: fmt.Sprintf(
+			p.Report(rules.Diagnostic{Rule: Duplicate, At: at, Message: fmt.Sprintf(
 				"this file defines %d objects that %s also defines, %s %q first (at %s): kubectl apply -f on the directory applies both and the last one wins without a word; if the files are alternatives applied one at a time, put them in separate directories (or exclude one in .kiln.yaml), else keep one definition",
-				n, d.first.File, d.again.Kind, d.again.Name, d.first.Pos())})
+				n, d.first.loc.File, ref.Kind, ref.Name, first.Pos())})
 			continue
 		}
 		same := "they differ, so the result depends on the order files are applied"
-		a, _ := d.first.Content()
-		b, _ := d.again.Content()
-		if reflect.DeepEqual(a, b) {
+		if d.first.digest == d.again.digest {
 			same = "the copies are identical"
 		}
 		ns := ""
-		if d.again.Namespace != "" {
-			ns = fmt.Sprintf(" in namespace %q", d.again.Namespace)
+		if ref.Namespace != "" {
+			ns = fmt.Sprintf(" in namespace %q", ref.Namespace)
 		}
-		p.Report(rules.Diagnostic{Rule: Duplicate, Object: d.again, Field: "metadata.name", Message: fmt.Sprintf(
+		p.Report(rules.Diagnostic{Rule: Duplicate, At: at, Message: fmt.Sprintf(
 			"%s %q%s is defined twice: here and at %s (%s); kubectl apply applies both and the last one wins without a word, a GitOps controller reports a conflict; keep one definition, or put the copies in separate directories (one per environment)",
-			d.again.Kind, d.again.Name, ns, d.first.Pos(), same)})
+			ref.Kind, ref.Name, ns, first.Pos(), same)})
 	}
-	return nil
 }
 
 var ruleList = []*rules.Rule{{

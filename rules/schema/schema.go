@@ -8,7 +8,10 @@
 package schema
 
 import (
+	"fmt"
+	"math"
 	"sort"
+	"sync"
 
 	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
@@ -21,53 +24,108 @@ var Checker = &rules.Checker{Name: "schema", Rules: Rules, Before: before}
 
 func init() { rules.Register(Checker) }
 
-func before(p *rules.Pass) error {
-	objs := p.Objects
+// before admits the context objects and returns the judge that admits
+// every other object.
+func before(p *rules.Pass) (_ rules.Judge, err error) {
+	var s *state
+	ctx := p.Objects
 	if len(p.Options.Policies) > 0 {
 		// The policies of --policy files are judged too: one the server
 		// refuses is reported here and never applied (rules/cel).
 		set := manifest.Read(p.Options.Policies, nil)
-		objs = append(append([]*manifest.Object(nil), objs...), set.Objects()...)
+		extra := set.Objects()
+		for i, o := range extra {
+			o.Order = math.MaxInt64/2 + int64(i) // after every linted object
+		}
+		ctx = append(append([]*manifest.Object(nil), ctx...), extra...)
+		defer func() {
+			for _, o := range extra {
+				judge(p, s, o)
+			}
+		}()
 	}
 	kinds := manifest.BuiltinKinds()
-	kinds.AddCRDs(objs)
-	a := admit.New(objs, kinds, admit.Options{KubeVersion: p.Options.KubeVersion, User: p.Options.User, Groups: p.Options.Groups})
-	results := make([]admit.Result, len(objs))
-	rules.EachParallel(len(objs), func(i int) { results[i] = a.Admit(objs[i]) })
-	noCRD := map[string]*manifest.Object{}
-	for i, o := range objs {
-		reportNotes(p, o)
-		r := results[i]
-		if !r.Judged {
-			if o.Group() != "" && !builtinLike(o) {
-				key := o.APIVersion + "/" + o.Kind
-				if _, seen := noCRD[key]; !seen {
-					noCRD[key] = o
-				}
-			}
-			continue
-		}
-		for _, pr := range r.Problems {
-			if (pr.Rule == admit.RuleUnservedKind || pr.Rule == admit.RuleUnknownKind) && apiversions.RemovedAt(o.APIVersion, o.Kind, p.Options.KubeVersion) {
-				continue // api/removed says it, with the migration
-			}
-			d := rules.Diagnostic{Rule: pr.Rule, Object: o, Field: pr.Field, Message: pr.Message}
-			if pr.Warning {
-				d.Severity = rules.Warning
-			}
-			p.Report(d)
-		}
+	kinds.AddCRDs(ctx)
+	a := admit.New(ctx, kinds, admit.Options{KubeVersion: p.Options.KubeVersion, User: p.Options.User, Groups: p.Options.Groups})
+	// The context objects are admitted first, so that the other checkers
+	// prepare with what the server would hold (defaulted Namespaces,
+	// params, policies the server refuses); their problems are reported
+	// when they are judged.
+	results := make([]admit.Result, len(ctx))
+	rules.EachParallel(len(ctx), func(i int) { results[i] = a.Admit(ctx[i]) })
+	done := make(map[*manifest.Object]*admit.Result, len(ctx))
+	for i, o := range ctx {
+		done[o] = &results[i]
 	}
-	keys := make([]string, 0, len(noCRD))
-	for k := range noCRD {
+	s = &state{a: a, done: done}
+	p.Finish(func() { s.reportNoCRD(p) })
+	return func(o *manifest.Object) { judge(p, s, o) }, nil
+}
+
+// state is what the checker keeps between objects: the admitter, the
+// answers for the context objects, and the first custom resource of each
+// kind whose CRD is missing.
+type state struct {
+	a     *admit.Admitter
+	done  map[*manifest.Object]*admit.Result
+	mu    sync.Mutex
+	noCRD map[string]*rules.Mark
+}
+
+// judge admits one object (unless it was admitted as context) and reports
+// what the server says of it.
+func judge(p *rules.Pass, s *state, o *manifest.Object) {
+	reportNotes(p, o)
+	var r admit.Result
+	if done, ok := s.done[o]; ok {
+		r = *done
+	} else {
+		r = s.a.Admit(o)
+	}
+	if !r.Judged {
+		if o.Group() != "" && !builtinLike(o) {
+			s.firstNoCRD(p, o)
+		}
+		return
+	}
+	for _, pr := range r.Problems {
+		if (pr.Rule == admit.RuleUnservedKind || pr.Rule == admit.RuleUnknownKind) && apiversions.RemovedAt(o.APIVersion, o.Kind, p.Options.KubeVersion) {
+			continue // api/removed says it, with the migration
+		}
+		d := rules.Diagnostic{Rule: pr.Rule, Object: o, Field: pr.Field, Message: pr.Message}
+		if pr.Warning {
+			d.Severity = rules.Warning
+		}
+		p.Report(d)
+	}
+}
+
+// firstNoCRD remembers the first object (in input order) of each custom
+// resource kind whose CRD is not in the input.
+func (s *state) firstNoCRD(p *rules.Pass, o *manifest.Object) {
+	key := o.APIVersion + "/" + o.Kind
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.noCRD == nil {
+		s.noCRD = map[string]*rules.Mark{}
+	}
+	if m := s.noCRD[key]; m != nil && m.Order <= o.Order {
+		return
+	}
+	s.noCRD[key] = p.Mark(o, "apiVersion")
+}
+
+// reportNoCRD reports each custom resource kind without a CRD once.
+func (s *state) reportNoCRD(p *rules.Pass) {
+	keys := make([]string, 0, len(s.noCRD))
+	for k := range s.noCRD {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		o := noCRD[k]
-		p.Reportf(admit.RuleNoCRD, o, "apiVersion", "%s %s is a custom resource whose CustomResourceDefinition is not in the input: kiln cannot check its fields (add the CRD to the linted files to have every %s judged against its schema)", o.APIVersion, o.Kind, o.Kind)
+		m := s.noCRD[k]
+		p.Report(rules.Diagnostic{Rule: admit.RuleNoCRD, At: m, Message: fmt.Sprintf("%s %s is a custom resource whose CustomResourceDefinition is not in the input: kiln cannot check its fields (add the CRD to the linted files to have every %s judged against its schema)", m.Ref.APIVersion, m.Ref.Kind, m.Ref.Kind)})
 	}
-	return nil
 }
 
 // builtinLike reports kinds that are not custom resources even though

@@ -1,10 +1,13 @@
 package storage
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
@@ -65,10 +68,12 @@ func checkRWXNoClass(c *claim, def *storageClass, r func(field, msg string)) {
 
 // claimUse is one pod template volume that mounts a claim.
 type claimUse struct {
-	obj   *manifest.Object
-	field string // the volume
-	pods  int64  // pods of the template that run at once; -1: one per node (DaemonSet)
-	what  string // "Deployment \"web\" (3 replicas)"
+	id   manifest.Identity
+	key  claimKey
+	at   *rules.Mark // the volume
+	n    int         // the use's place among its object's uses
+	pods int64       // pods of the template that run at once; -1: one per node (DaemonSet)
+	what string      // "Deployment \"web\" (3 replicas)"
 }
 
 // podsOf returns how many pods a pod template runs at once and describes it.
@@ -103,54 +108,93 @@ func podsOf(o *manifest.Object, content map[string]any, t manifest.PodTemplate) 
 // kustomization, a directory) is what is applied together.
 type claimKey struct{ unit, namespace, name string }
 
-// checkRWOShared: a ReadWriteOnce(Pod) claim in the input mounted by more
-// than one pod at once: by a workload with several pods, or by several
-// workloads. Objects are identified by group, kind, namespace and name
-// (manifest.Identity), so copies of one workload count once and each user
-// is named once.
-func checkRWOShared(p *rules.Pass, claims []*claim) {
-	byKey := map[claimKey]*claim{}
-	for _, c := range claims {
-		if !c.template && !c.hasMode("ReadWriteMany") && !c.hasMode("ReadOnlyMany") &&
-			(c.hasMode("ReadWriteOnce") || c.hasMode("ReadWriteOncePod")) {
-			k := claimKey{manifest.UnitOf(c.obj), c.namespace, c.name}
-			if byKey[k] == nil {
-				byKey[k] = c
-			}
-		}
-	}
-	if len(byKey) == 0 {
+// sharing is what storage/rwo-shared keeps while objects are judged: the
+// first ReadWriteOnce(Pod) claim of each key and every volume that mounts a
+// claim.
+type sharing struct {
+	mu     sync.Mutex
+	claims map[claimKey]*claim
+	order  map[claimKey]int64
+	uses   []claimUse
+}
+
+// addClaim records a ReadWriteOnce(Pod) claim, the first of its key in
+// input order.
+func (s *sharing) addClaim(c *claim) {
+	if c.template || c.hasMode("ReadWriteMany") || c.hasMode("ReadOnlyMany") ||
+		!(c.hasMode("ReadWriteOnce") || c.hasMode("ReadWriteOncePod")) {
 		return
 	}
-	uses := map[claimKey][]claimUse{}
-	seen := map[manifest.Identity]bool{}
-	for _, o := range p.Objects {
-		id := manifest.IdentityOf(o)
-		if seen[id] {
-			continue // a copy: object/duplicate reports it
-		}
-		seen[id] = true
-		content, err := o.Content()
-		if err != nil || content == nil {
+	k := claimKey{manifest.UnitOf(c.obj), c.namespace, c.name}
+	order := c.obj.Order
+	kept := *c
+	kept.obj = nil // the object is gone once judged
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.order == nil {
+		s.order = map[claimKey]int64{}
+	}
+	if prev, ok := s.order[k]; ok && prev <= order {
+		return
+	}
+	s.claims[k], s.order[k] = &kept, order
+}
+
+// addUses records the volumes of the object's pod templates that mount a
+// claim (one use per template: a pod that mounts the claim twice is still
+// one pod).
+func (s *sharing) addUses(p *rules.Pass, o *manifest.Object, content map[string]any) {
+	id := manifest.IdentityOf(o)
+	var uses []claimUse
+	for _, t := range manifest.PodTemplatesOf(o) {
+		pods, what := podsOf(o, content, t)
+		if pods == 0 {
 			continue
 		}
-		for _, t := range manifest.PodTemplatesOf(o) {
-			pods, what := podsOf(o, content, t)
-			if pods == 0 {
+		seen := map[claimKey]bool{}
+		for j, v := range podutil.List(podutil.Spec(content, t.SpecPath()), "volumes") {
+			m, _ := v.(map[string]any)
+			name := podutil.Str(podutil.Map(m, "persistentVolumeClaim"), "claimName")
+			if name == "" {
 				continue
 			}
-			for j, v := range podutil.List(podutil.Spec(content, t.SpecPath()), "volumes") {
-				m, _ := v.(map[string]any)
-				k := claimKey{id.Unit, o.Namespace, podutil.Str(podutil.Map(m, "persistentVolumeClaim"), "claimName")}
-				if byKey[k] == nil {
-					continue
-				}
-				// One use per template: a pod that mounts the claim twice is still one pod.
-				if us := uses[k]; len(us) > 0 && us[len(us)-1].obj == o && us[len(us)-1].what == what {
-					continue
-				}
-				uses[k] = append(uses[k], claimUse{obj: o, field: t.SpecPath() + ".volumes[" + strconv.Itoa(j) + "]", pods: pods, what: what})
+			k := claimKey{id.Unit, o.Namespace, name}
+			if seen[k] {
+				continue
 			}
+			seen[k] = true
+			uses = append(uses, claimUse{id: id, key: k, at: p.Mark(o, t.SpecPath()+".volumes["+strconv.Itoa(j)+"]"), n: len(uses), pods: pods, what: what})
+		}
+	}
+	if len(uses) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.uses = append(s.uses, uses...)
+	s.mu.Unlock()
+}
+
+// report is storage/rwo-shared: a ReadWriteOnce(Pod) claim in the input
+// mounted by more than one pod at once: by a workload with several pods, or
+// by several workloads. Objects are identified by group, kind, namespace and
+// name (manifest.Identity), so copies of one workload count once (the first
+// copy that mounts claims) and each user is named once.
+func (s *sharing) report(p *rules.Pass) {
+	if len(s.claims) == 0 {
+		return
+	}
+	slices.SortFunc(s.uses, func(a, b claimUse) int {
+		return cmp.Or(cmp.Compare(a.at.Order, b.at.Order), cmp.Compare(a.n, b.n))
+	})
+	uses := map[claimKey][]claimUse{}
+	first := map[manifest.Identity]int64{}
+	for _, u := range s.uses {
+		if o, ok := first[u.id]; ok && o != u.at.Order {
+			continue // a copy: object/duplicate reports it
+		}
+		first[u.id] = u.at.Order
+		if s.claims[u.key] != nil {
+			uses[u.key] = append(uses[u.key], u)
 		}
 	}
 	keys := make([]claimKey, 0, len(uses))
@@ -168,7 +212,7 @@ func checkRWOShared(p *rules.Pass, claims []*claim) {
 		return a.name < b.name
 	})
 	for _, k := range keys {
-		c, us := byKey[k], uses[k]
+		c, us := s.claims[k], uses[k]
 		mode, sev := "ReadWriteOnce", rules.Warning
 		effect := "pods on other nodes stay in ContainerCreating with a Multi-Attach error"
 		if c.hasMode("ReadWriteOncePod") {
@@ -193,7 +237,7 @@ func checkRWOShared(p *rules.Pass, claims []*claim) {
 			default:
 				continue
 			}
-			p.Report(rules.Diagnostic{Rule: RWOShared, Severity: sev, Object: u.obj, Field: u.field, Message: fmt.Sprintf("claim %q is %s but %s: %s; use a ReadWriteMany class, one claim per pod (a StatefulSet volumeClaimTemplate), or a single pod",
+			p.Report(rules.Diagnostic{Rule: RWOShared, Severity: sev, At: u.at, Message: fmt.Sprintf("claim %q is %s but %s: %s; use a ReadWriteMany class, one claim per pod (a StatefulSet volumeClaimTemplate), or a single pod",
 				c.name, mode, why, effect)})
 		}
 	}

@@ -29,7 +29,7 @@ const (
 )
 
 // Checker reports the storage rules.
-var Checker = &rules.Checker{Name: "storage", Rules: ruleList, Run: run}
+var Checker = &rules.Checker{Name: "storage", Rules: ruleList, Prepare: prepare}
 
 func init() { rules.Register(Checker) }
 
@@ -161,20 +161,23 @@ func defaultClass(classes map[string]*storageClass) *storageClass {
 	return classes[names[0]]
 }
 
-func run(p *rules.Pass) error {
+// prepare reads the StorageClasses and returns the judge that checks each
+// claim and records the ReadWriteOnce claims and their users, which
+// storage/rwo-shared relates once every object was judged.
+func prepare(p *rules.Pass) (rules.Judge, error) {
 	classes, err := classesOf(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	def := defaultClass(classes)
-	var claims []*claim
-	for _, o := range p.Objects {
+	shared := &sharing{claims: map[claimKey]*claim{}}
+	p.Finish(func() { shared.report(p) })
+	return func(o *manifest.Object) {
 		content, err := o.Content()
 		if err != nil || content == nil {
-			continue
+			return
 		}
 		for _, c := range claimsOf(o, content) {
-			claims = append(claims, c)
 			rep := func(rule string) func(field, msg string) {
 				return func(field, msg string) {
 					p.Report(rules.Diagnostic{Rule: rule, Object: o, Field: field, Message: msg})
@@ -182,8 +185,8 @@ func run(p *rules.Pass) error {
 			}
 			checkRWXUnsupported(c, classes, def, rep(RWXUnsupported))
 			checkRWXNoClass(c, def, rep(RWXNoClass))
+			shared.addClaim(c)
 		}
-	}
-	checkRWOShared(p, claims)
-	return nil
+		shared.addUses(p, o, content)
+	}, nil
 }

@@ -161,8 +161,8 @@ func CheckFixtures(t *testing.T, c *rules.Checker, skip ...string) {
 }
 
 // Combine makes one checker of several (for fixtures that span a package's
-// Go rules and its rules written as policies): it runs the whole-set
-// checkers while preparing, and judges each object with every judge.
+// Go rules and its rules written as policies): it prepares every
+// checker and judges each object with every judge.
 func Combine(name string, cs ...*rules.Checker) *rules.Checker {
 	var rs []*rules.Rule
 	for _, c := range cs {
@@ -171,18 +171,15 @@ func Combine(name string, cs ...*rules.Checker) *rules.Checker {
 	return &rules.Checker{Name: name, Rules: rs, Prepare: func(p *rules.Pass) (rules.Judge, error) {
 		var judges []rules.Judge
 		for _, c := range cs {
-			if c.Prepare != nil {
-				j, err := c.Prepare(p)
-				if err != nil {
-					return nil, err
-				}
-				if j != nil {
-					judges = append(judges, j)
-				}
+			if c.Prepare == nil {
 				continue
 			}
-			if err := c.Run(p); err != nil {
+			j, err := c.Prepare(p)
+			if err != nil {
 				return nil, err
+			}
+			if j != nil {
+				judges = append(judges, j)
 			}
 		}
 		return func(o *manifest.Object) {

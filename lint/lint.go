@@ -1,0 +1,327 @@
+// Package lint runs the rule engine over what discovery found, in two
+// passes, so that memory does not grow with the repository.
+//
+// The first pass reads only the context objects: the documents of the
+// kinds the checkers prepare with (Namespaces, CustomResourceDefinitions,
+// ValidatingAdmissionPolicies and bindings, the params the bindings name,
+// StorageClasses) and kiln's App specs, found by a line scan and parsed on
+// their own. The second pass reads every file again, a few at a time on
+// every core, and hands its objects to the engine, which admits, judges
+// and drops them; only findings and the checkers' small summaries remain.
+// Rendered units (charts, kustomizations) and App specs are in memory
+// already and are judged as they are.
+package lint
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/kilnhq/kiln/compiler"
+	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+)
+
+// Input is what to lint: plain files ("-" for stdin) and rendered units,
+// each in input order.
+type Input struct {
+	Files []string
+	Units []*discover.Unit
+	Stdin io.Reader
+	// Policies are the --policy files and directories, whose bindings may
+	// name params among the input.
+	Policies []string
+}
+
+// Output is a run's result and what reading the inputs found.
+type Output struct {
+	Result *rules.Result
+	// Errs are the input problems: unreadable files, invalid YAML, bad App
+	// specs, in input order.
+	Errs []error
+	// Skipped are the files whose every document is not a Kubernetes
+	// object, with the first reason.
+	Skipped []manifest.Skipped
+}
+
+// Run lints the input with the engine (whose DropContent it sets). With
+// refs, each file of the Result lists its objects (for per-object
+// reports); else only the files are listed.
+func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
+	stdin, err := readStdin(in)
+	if err != nil {
+		return nil, err
+	}
+	first := readContext(in, stdin)
+	e := *eng
+	e.DropContent = true
+	n := len(in.Files) + len(in.Units)
+	files := make([]rules.FileObjects, n)
+	errs := make([][]error, n)
+	skipped := make([]*manifest.Skipped, n)
+	record := func(i int, src *manifest.Source, objs []*manifest.Object) {
+		fo := rules.FileObjects{File: src.Path}
+		if refs {
+			for _, o := range objs {
+				fo.Objects = append(fo.Objects, o.Ref())
+			}
+		}
+		files[i], errs[i] = fo, src.Errs
+		if src.AllSkipped() {
+			skipped[i] = &manifest.Skipped{Pos: manifest.Position{File: src.Path}, Reason: src.Skipped[0].Reason}
+		}
+	}
+	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, record: record})
+	if err != nil {
+		return nil, err
+	}
+	res.Files = files
+	res.Summary.Files = len(files)
+	out := &Output{Result: res}
+	for i := range errs {
+		out.Errs = append(out.Errs, errs[i]...)
+		if skipped[i] != nil {
+			out.Skipped = append(out.Skipped, *skipped[i])
+		}
+	}
+	out.Errs = append(out.Errs, first.specErrs...)
+	return out, nil
+}
+
+// feed is the second pass: every file read again and judged, then the
+// rendered units.
+type feed struct {
+	in     Input
+	stdin  *manifest.Source
+	first  *firstPass
+	record func(i int, src *manifest.Source, objs []*manifest.Object)
+}
+
+func (f *feed) Each(judge func(rules.Batch)) error {
+	each(len(f.in.Files), func(i int) {
+		src := f.read(i)
+		objs := f.first.compiled(src.Objects)
+		judge(rules.Batch{Index: i, Objects: objs})
+		f.record(i, src, objs)
+	})
+	for u, unit := range f.in.Units {
+		i := len(f.in.Files) + u
+		objs := f.first.compiled(unit.Source.Objects)
+		judge(rules.Batch{Index: i, Objects: objs})
+		f.record(i, unit.Source, objs)
+	}
+	return nil
+}
+
+// read reads file i (stdin was read once, up front).
+func (f *feed) read(i int) *manifest.Source {
+	if f.in.Files[i] == manifest.Stdin {
+		return f.stdin
+	}
+	return manifest.ReadFile(f.in.Files[i], nil)
+}
+
+// Find reads the files of the locations again; objects in memory (units,
+// stdin, compiled App specs) are found where they are.
+func (f *feed) Find(locs []manifest.Loc) map[manifest.Loc]*manifest.Object {
+	want := map[manifest.Loc]bool{}
+	files := map[string]bool{}
+	for _, l := range locs {
+		want[l] = true
+		if l.Unit == "" {
+			files[l.File] = true
+		}
+	}
+	out := map[manifest.Loc]*manifest.Object{}
+	add := func(objs []*manifest.Object) {
+		for _, o := range objs {
+			if l := o.Loc(); want[l] && out[l] == nil {
+				out[l] = o
+			}
+		}
+	}
+	for _, u := range f.in.Units {
+		add(f.first.compiled(u.Source.Objects))
+	}
+	for i, path := range f.in.Files {
+		if files[path] || path == manifest.Stdin && files["<stdin>"] {
+			add(f.first.compiled(f.read(i).Objects))
+		}
+	}
+	return out
+}
+
+// readStdin reads standard input once, if it is among the files.
+func readStdin(in Input) (*manifest.Source, error) {
+	for _, f := range in.Files {
+		if f == manifest.Stdin {
+			return manifest.ReadFile(manifest.Stdin, in.Stdin), nil
+		}
+	}
+	return nil, nil
+}
+
+// each calls fn(i) for every i in [0, n) on every core, a few files in
+// flight at a time, and returns when all calls have.
+func each(n int, fn func(i int)) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+// firstPass is what the first pass found: the context objects and the
+// objects compiled from App specs, by the spec's key.
+type firstPass struct {
+	context  []*manifest.Object
+	specs    map[manifest.Key][]*manifest.Object
+	specErrs []error
+}
+
+// compiled returns objs with every App spec replaced by what it compiles to.
+func (f *firstPass) compiled(objs []*manifest.Object) []*manifest.Object {
+	if len(f.specs) == 0 {
+		return objs
+	}
+	out := make([]*manifest.Object, 0, len(objs))
+	for _, o := range objs {
+		if compiler.IsSpec(o) {
+			out = append(out, f.specs[o.Key()]...)
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// readContext is the first pass.
+func readContext(in Input, stdin *manifest.Source) *firstPass {
+	perFile := make([][]*manifest.Object, len(in.Files))
+	kinds := make([]map[string]bool, len(in.Files)) // the kinds each file holds, for params
+	each(len(in.Files), func(i int) {
+		if in.Files[i] == manifest.Stdin {
+			return
+		}
+		kinds[i] = map[string]bool{}
+		perFile[i] = selectFile(in.Files[i], func(s manifest.Scanned) bool {
+			kinds[i][s.Group()+"/"+s.Kind] = true
+			return staticContext(s.Group(), s.Kind) || compiler.IsSpecKind(s.Group(), s.Kind)
+		})
+	})
+	var objs []*manifest.Object // from files, then in memory (stdin, units)
+	for _, fo := range perFile {
+		objs = append(objs, fo...)
+	}
+	var inMemory []*manifest.Object
+	if stdin != nil {
+		inMemory = append(inMemory, stdin.Objects...)
+	}
+	for _, u := range in.Units {
+		inMemory = append(inMemory, u.Source.Objects...)
+	}
+	objs = append(objs, inMemory...)
+	f := &firstPass{specs: map[manifest.Key][]*manifest.Object{}}
+	var specs, candidates []*manifest.Object
+	for _, o := range objs {
+		if compiler.IsSpec(o) {
+			specs = append(specs, o)
+		} else {
+			candidates = append(candidates, o)
+		}
+	}
+	var compiled []*manifest.Object
+	if len(specs) > 0 {
+		results, cerrs := compiler.CompileAll(specs)
+		for _, err := range cerrs {
+			f.specErrs = append(f.specErrs, unjoin(err)...)
+		}
+		for i, s := range specs {
+			f.specs[s.Key()] = results[i]
+			compiled = append(compiled, results[i]...)
+		}
+	}
+	candidates = append(candidates, compiled...)
+	var keep []*manifest.Object
+	for _, o := range candidates {
+		if staticContext(o.Group(), o.Kind) {
+			keep = append(keep, o)
+		}
+	}
+	// The params the bindings name (of any kind), read now that the
+	// bindings are known.
+	refs := paramRefsOf(append(append([]*manifest.Object(nil), keep...), manifest.Read(in.Policies, nil).Objects()...))
+	if len(refs) > 0 {
+		params := make([][]*manifest.Object, len(in.Files))
+		each(len(in.Files), func(i int) {
+			if kinds[i] != nil && refs.anyKindIn(kinds[i]) {
+				params[i] = selectFile(in.Files[i], refs.wantsScanned)
+			}
+		})
+		for _, ps := range params {
+			for _, o := range ps {
+				if refs.wants(o) && !staticContext(o.Group(), o.Kind) {
+					keep = append(keep, o)
+				}
+			}
+		}
+		for _, o := range append(inMemory, compiled...) {
+			if refs.wants(o) && !staticContext(o.Group(), o.Kind) && !compiler.IsSpec(o) {
+				keep = append(keep, o)
+			}
+		}
+	}
+	f.context = keep
+	return f
+}
+
+// selectFile reads the documents of one file that want asks for.
+func selectFile(path string, want func(manifest.Scanned) bool) []*manifest.Object {
+	info, err := os.Stat(path)
+	if err != nil || info.Size() > manifest.MaxFileSize {
+		return nil // the second pass reports it
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return manifest.ReadSelected(path, data, want)
+}
+
+// staticContext reports the kinds every checker may prepare with.
+func staticContext(group, kind string) bool {
+	switch group + "/" + kind {
+	case "/Namespace",
+		"apiextensions.k8s.io/CustomResourceDefinition",
+		"admissionregistration.k8s.io/ValidatingAdmissionPolicy",
+		"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
+		"storage.k8s.io/StorageClass":
+		return true
+	}
+	return false
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, unjoin(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}

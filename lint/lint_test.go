@@ -1,0 +1,152 @@
+package lint_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kilnhq/kiln/compiler"
+	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/lint"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+
+	_ "github.com/kilnhq/kiln/rules/apiversions"
+	_ "github.com/kilnhq/kiln/rules/cel"
+	_ "github.com/kilnhq/kiln/rules/duplicate"
+	_ "github.com/kilnhq/kiln/rules/jobset"
+	_ "github.com/kilnhq/kiln/rules/policies"
+	_ "github.com/kilnhq/kiln/rules/psa"
+	_ "github.com/kilnhq/kiln/rules/schema"
+	_ "github.com/kilnhq/kiln/rules/sidecar"
+	_ "github.com/kilnhq/kiln/rules/storage"
+)
+
+// onePass is the reference: every object read and decoded, App specs
+// compiled, then the engine over the whole slice (every object context).
+func onePass(t *testing.T, files []string, units []*discover.Unit, stdin string) *rules.Result {
+	t.Helper()
+	set := manifest.ReadFiles(files, strings.NewReader(stdin))
+	for _, u := range units {
+		set.Sources = append(set.Sources, u.Source)
+	}
+	var objs, specs []*manifest.Object
+	for _, o := range set.Objects() {
+		if compiler.IsSpec(o) {
+			specs = append(specs, o)
+		}
+	}
+	results, _ := compiler.CompileAll(specs)
+	next := 0
+	for _, o := range set.Objects() {
+		if compiler.IsSpec(o) {
+			objs = append(objs, results[next]...)
+			next++
+			continue
+		}
+		objs = append(objs, o)
+	}
+	res, err := (&rules.Engine{Checkers: rules.Registered()}).Run(objs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func describe(res *rules.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d objects, %d errors, %d warnings, %d infos, %d suppressed\n", res.Summary.Objects,
+		res.Summary.Errors, res.Summary.Warnings, res.Summary.Infos, res.Summary.Suppressed)
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "%s %s %s %s %s %q", f.Pos, f.Severity, f.Rule, f.Object, f.Field, f.Message)
+		if f.Suppressed != nil {
+			fmt.Fprintf(&b, " suppressed(%s)", f.Suppressed.Reason)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func expand(t *testing.T, paths ...string) []string {
+	t.Helper()
+	files, errs := manifest.Expand(paths)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return files
+}
+
+// TestSameAsOnePass: the two-pass lint finds what a run over every object
+// at once finds, byte for byte, also when the context of a file (its
+// Namespace's Pod Security labels, the policy and the param that judge it,
+// the first copy of a duplicate, the claim a workload shares) is in files
+// read after it.
+func TestSameAsOnePass(t *testing.T) {
+	cases := []struct {
+		name  string
+		files []string
+		stdin string
+	}{
+		{"context in later files", expand(t, "testdata/context"), ""},
+		{"context on stdin", append(expand(t, "testdata/context/a-workloads.yaml", "testdata/context/b-copy.yaml"), manifest.Stdin),
+			mustRead(t, "testdata/context/z-context.yaml") + "---\n" + mustRead(t, "testdata/context/y-policy.yaml")},
+		{"conformance corpus", expand(t, "../conformance/testdata/corpus"), ""},
+		{"App specs", expand(t, "../examples/pytorch", "../examples/mesh"), ""},
+		{"rule examples", expand(t, "../rules/psa/testdata", "../rules/storage/testdata", "../rules/duplicate/testdata"), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := describe(onePass(t, tc.files, nil, tc.stdin))
+			out, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: tc.files, Stdin: strings.NewReader(tc.stdin)}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := describe(out.Result); got != want {
+				t.Errorf("two passes:\n%s\none pass:\n%s", got, want)
+			}
+			if !strings.Contains(want, " error ") && tc.name == "context in later files" {
+				t.Errorf("the fixture should have errors:\n%s", want)
+			}
+			if len(out.Result.Files) != len(tc.files) {
+				t.Errorf("%d files in the result, want %d", len(out.Result.Files), len(tc.files))
+			}
+		})
+	}
+}
+
+// TestContextDecides: the fixture's verdicts depend on the later files, so
+// a lint that judged each file without the first pass would differ.
+func TestContextDecides(t *testing.T) {
+	out, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: expand(t, "testdata/context")}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := describe(out.Result)
+	for _, want := range []string{
+		// strict's enforce-version label is invalid: restricted/latest.
+		"a-workloads.yaml:22:9 error psa/runAsNonRoot Deployment/strict/web",
+		// the binding's param is in z-context.yaml.
+		`policy/allowed-registries Deployment/strict/web  "ValidatingAdmissionPolicy 'allowed-registries' with binding 'allowed-registries' denied request: images must come from registry.example.com/"`,
+		"b-copy.yaml:3:12 warning object/duplicate ConfigMap/strict/settings metadata.name",
+		"c-claims.yaml:23:17 warning storage/rwo-shared Deployment/strict/writer spec.template.spec.volumes[0]",
+		"c-claims.yaml:25:1 info schema/no-crd Widget/strict/w apiVersion",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Deployment/relaxed/web spec.template.spec.containers[0].securityContext.privileged") {
+		t.Errorf("relaxed is a privileged Namespace, its Deployment may be privileged:\n%s", got)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Clean(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
