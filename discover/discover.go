@@ -141,6 +141,7 @@ func Discover(paths []string, opts Options) *Result {
 	consumed := map[string]string{}  // absolute path → the kustomization that read it
 	readByOther := map[string]bool{} // kustomization files another build read
 	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), opts)
+	sort.Strings(notes) // builds run in parallel: their notes come in any order
 	for _, n := range notes {
 		res.Warnings = append(res.Warnings, fmt.Errorf("kustomize: %s", n))
 	}

@@ -100,6 +100,15 @@ type feed struct {
 }
 
 func (f *feed) Each(judge func(rules.Batch)) error {
+	// Every checker has prepared: the first pass's copies have served as
+	// context, and the documents are read again to be judged. Their
+	// content goes now rather than when their copy is judged (a CRD's
+	// stays: its admission is costly and its copy takes it over).
+	for _, o := range f.first.fromFiles {
+		if o.Kind != "CustomResourceDefinition" {
+			o.DropContent()
+		}
+	}
 	each(len(f.in.Files), func(i int) {
 		src := f.read(i)
 		objs := f.first.compiled(src.Objects)
@@ -123,31 +132,27 @@ func (f *feed) read(i int) *manifest.Source {
 	return manifest.ReadFile(f.in.Files[i], nil)
 }
 
-// Find reads the files of the locations again; objects in memory (units,
-// stdin, compiled App specs) are found where they are.
-func (f *feed) Find(locs []manifest.Loc) map[manifest.Loc]*manifest.Object {
-	want := map[manifest.Loc]bool{}
-	files := map[string]bool{}
-	for _, l := range locs {
-		want[l] = true
-		if l.Unit == "" {
-			files[l.File] = true
-		}
+// Find reads the batches of the orders again: files from disk, units,
+// stdin and compiled App specs from memory.
+func (f *feed) Find(orders []int64) map[int64]*manifest.Object {
+	byBatch := map[int][]int64{}
+	for _, order := range orders {
+		b, _ := rules.SplitOrder(order)
+		byBatch[b] = append(byBatch[b], order)
 	}
-	out := map[manifest.Loc]*manifest.Object{}
-	add := func(objs []*manifest.Object) {
-		for _, o := range objs {
-			if l := o.Loc(); want[l] && out[l] == nil {
-				out[l] = o
+	out := map[int64]*manifest.Object{}
+	for b, os := range byBatch {
+		var objs []*manifest.Object
+		switch {
+		case b < len(f.in.Files):
+			objs = f.first.compiled(f.read(b).Objects)
+		case b-len(f.in.Files) < len(f.in.Units):
+			objs = f.first.compiled(f.in.Units[b-len(f.in.Files)].Source.Objects)
+		}
+		for _, order := range os {
+			if _, i := rules.SplitOrder(order); i < len(objs) {
+				out[order] = objs[i]
 			}
-		}
-	}
-	for _, u := range f.in.Units {
-		add(f.first.compiled(u.Source.Objects))
-	}
-	for i, path := range f.in.Files {
-		if files[path] || path == manifest.Stdin && files["<stdin>"] {
-			add(f.first.compiled(f.read(i).Objects))
 		}
 	}
 	return out
@@ -187,9 +192,12 @@ func each(n int, fn func(i int)) {
 // firstPass is what the first pass found: the context objects and the
 // objects compiled from App specs, by the spec's key.
 type firstPass struct {
-	context  []*manifest.Object
-	specs    map[manifest.Key][]*manifest.Object
-	specErrs []error
+	context []*manifest.Object
+	// fromFiles are the context objects read from files, which the second
+	// pass reads again.
+	fromFiles []*manifest.Object
+	specs     map[manifest.Key][]*manifest.Object
+	specErrs  []error
 }
 
 // compiled returns objs with every App spec replaced by what it compiles to.
@@ -256,9 +264,18 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 	}
 	candidates = append(candidates, compiled...)
 	var keep []*manifest.Object
+	fromFiles := map[*manifest.Object]bool{}
+	for _, fo := range perFile {
+		for _, o := range fo {
+			fromFiles[o] = true
+		}
+	}
 	for _, o := range candidates {
 		if staticContext(o.Group(), o.Kind) {
 			keep = append(keep, o)
+			if fromFiles[o] {
+				f.fromFiles = append(f.fromFiles, o)
+			}
 		}
 	}
 	// The params the bindings name (of any kind), read now that the
@@ -275,6 +292,7 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 			for _, o := range ps {
 				if refs.wants(o) && !staticContext(o.Group(), o.Kind) {
 					keep = append(keep, o)
+					f.fromFiles = append(f.fromFiles, o)
 				}
 			}
 		}

@@ -219,6 +219,13 @@ func (o *Object) DropContent() {
 	}
 }
 
+// HasContent reports whether the object's content is still there (not
+// dropped, and decoded without error).
+func (o *Object) HasContent() bool {
+	_, err := o.Content()
+	return err == nil
+}
+
 var errContentDropped = fmt.Errorf("object content was dropped after the rules judged it")
 
 // decode is Content with the strings of the content shared through in.
@@ -329,18 +336,6 @@ type Key struct {
 // Key returns the object's key.
 func (o *Object) Key() Key {
 	return Key{Unit: o.Unit, File: o.File, Doc: o.Doc, Item: o.Item, APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
-}
-
-// Loc says where one definition was read, compactly: enough to find the
-// object again in a second read of its file (or unit).
-type Loc struct {
-	Unit, File, Kind, Name string
-	Doc, Item              int32
-}
-
-// Loc returns where the object was read.
-func (o *Object) Loc() Loc {
-	return Loc{Unit: o.Unit, File: o.File, Kind: o.Kind, Name: o.Name, Doc: int32(o.Doc), Item: int32(o.Item)}
 }
 
 // Identity is what makes two definitions one object, the way the API server

@@ -42,10 +42,18 @@ type Feed interface {
 	// Each calls judge for every batch, from as many goroutines as it likes,
 	// and returns when every call has.
 	Each(judge func(Batch)) error
-	// Find returns the objects at the locations, read again (raw, not
-	// admitted), for a checker that reports on objects already judged.
-	Find(locs []manifest.Loc) map[manifest.Loc]*manifest.Object
+	// Find returns the objects of the given places in input order
+	// (manifest.Object.Order: the batch's index and the object's in the
+	// batch), read again (raw, not admitted), for a checker that reports
+	// on objects already judged.
+	Find(orders []int64) map[int64]*manifest.Object
 }
+
+// OrderOf is the place in input order of the i-th object of batch b.
+func OrderOf(b, i int) int64 { return int64(b)<<24 | int64(i) }
+
+// SplitOrder returns the batch and index in the batch of an Order.
+func SplitOrder(order int64) (batch, i int) { return int(order >> 24), int(order & (1<<24 - 1)) }
 
 // sliceFeed is the Feed of objects in memory: one batch.
 type sliceFeed []*manifest.Object
@@ -55,15 +63,11 @@ func (f sliceFeed) Each(judge func(Batch)) error {
 	return nil
 }
 
-func (f sliceFeed) Find(locs []manifest.Loc) map[manifest.Loc]*manifest.Object {
-	want := map[manifest.Loc]bool{}
-	for _, l := range locs {
-		want[l] = true
-	}
-	out := map[manifest.Loc]*manifest.Object{}
-	for _, o := range f {
-		if l := o.Loc(); want[l] && out[l] == nil {
-			out[l] = o
+func (f sliceFeed) Find(orders []int64) map[int64]*manifest.Object {
+	out := map[int64]*manifest.Object{}
+	for _, order := range orders {
+		if b, i := SplitOrder(order); b == 0 && i < len(f) {
+			out[order] = f[i]
 		}
 	}
 	return out
@@ -217,7 +221,7 @@ func (p *Pass) declaredRule(id string) *Rule {
 // kiln.dev/ignore entries and drops its content if the engine is set to.
 func (r *run) judge(b Batch, active []Judge) {
 	for i, o := range b.Objects {
-		o.Order = int64(b.Index)<<24 | int64(i)
+		o.Order = OrderOf(b.Index, i)
 	}
 	one := func(i int) {
 		o := b.Objects[i]

@@ -103,17 +103,17 @@ type Pass struct {
 	known    map[string]bool
 	enabled  func(id string) bool
 	finish   []func()
-	find     func([]manifest.Loc) map[manifest.Loc]*manifest.Object
+	find     func([]int64) map[int64]*manifest.Object
 }
 
-// Find returns the objects at the locations read again (raw, not
-// admitted; nil where one cannot be found), for a function registered with
-// Finish that reports on an object it kept no Mark of.
-func (p *Pass) Find(locs []manifest.Loc) map[manifest.Loc]*manifest.Object {
-	if p.find == nil || len(locs) == 0 {
-		return map[manifest.Loc]*manifest.Object{}
+// Find returns the judged objects with the given Orders, read again (raw,
+// not admitted; missing where one cannot be found), for a function
+// registered with Finish that reports on an object it kept no Mark of.
+func (p *Pass) Find(orders []int64) map[int64]*manifest.Object {
+	if p.find == nil || len(orders) == 0 {
+		return map[int64]*manifest.Object{}
 	}
-	return p.find(locs)
+	return p.find(orders)
 }
 
 // Finish registers fn to run once every object was judged, in the order

@@ -38,12 +38,10 @@ func named(o *manifest.Object) bool {
 }
 
 // definition is what the checker keeps of one named object while the
-// others are judged: its place in input order, where to find it again, and
-// a digest of its content (about a hundred bytes, so that a repository of
-// a few hundred thousand objects needs a few tens of MB).
+// others are judged: its place in input order (to find it again) and a
+// digest of its content; with the identity's digest, about 50 bytes.
 type definition struct {
 	order  int64
-	loc    manifest.Loc
 	digest [8]byte
 }
 
@@ -51,18 +49,29 @@ type definition struct {
 // the duplicates are reported once every object was judged.
 func prepare(p *rules.Pass) (rules.Judge, error) {
 	var mu sync.Mutex
-	defs := map[[16]byte][]definition{}
-	p.Finish(func() { report(p, defs) })
+	first := map[[16]byte]definition{} // the first definition seen of each identity
+	var more []copyOf                   // the others, rare
+	p.Finish(func() { report(p, first, more) })
 	return func(o *manifest.Object) {
 		if o.Name == "" || !named(o) {
 			return
 		}
-		d := definition{order: o.Order, loc: o.Loc(), digest: digest(o)}
+		d := definition{order: o.Order, digest: digest(o)}
 		k := identityHash(manifest.IdentityOf(o))
 		mu.Lock()
-		defs[k] = append(defs[k], d)
-		mu.Unlock()
+		defer mu.Unlock()
+		if _, seen := first[k]; seen {
+			more = append(more, copyOf{k, d})
+			return
+		}
+		first[k] = d
 	}, nil
+}
+
+// copyOf is a definition of an identity seen before (in judging order).
+type copyOf struct {
+	key [16]byte
+	def definition
 }
 
 // identityHash is a digest of an identity, the key of the checker's map.
@@ -82,38 +91,48 @@ func digest(o *manifest.Object) [8]byte {
 
 // report reports every copy after the first of an identity, at the copy,
 // reading the copies involved again for their positions.
-func report(p *rules.Pass, defs map[[16]byte][]definition) {
-	type dup struct{ first, again definition }
-	var dups []dup
-	var locs []manifest.Loc
-	perPair := map[[2]string]int{}
-	for _, ds := range defs {
-		if len(ds) < 2 {
-			continue
-		}
-		slices.SortFunc(ds, func(a, b definition) int { return cmp.Compare(a.order, b.order) })
-		locs = append(locs, ds[0].loc)
-		for _, again := range ds[1:] {
-			d := dup{ds[0], again}
-			dups = append(dups, d)
-			locs = append(locs, again.loc)
-			if d.first.loc.File != d.again.loc.File {
-				perPair[[2]string{d.first.loc.File, d.again.loc.File}]++
-			}
-		}
-	}
-	if len(dups) == 0 {
+func report(p *rules.Pass, firsts map[[16]byte]definition, more []copyOf) {
+	if len(more) == 0 {
 		return
 	}
-	found := p.Find(locs)
+	byKey := map[[16]byte][]definition{}
+	var keys [][16]byte
+	for _, c := range more {
+		if byKey[c.key] == nil {
+			byKey[c.key] = []definition{firsts[c.key]}
+			keys = append(keys, c.key)
+		}
+		byKey[c.key] = append(byKey[c.key], c.def)
+	}
+	type dup struct{ first, again definition }
+	var dups []dup
+	var orders []int64
+	for _, k := range keys {
+		ds := byKey[k]
+		slices.SortFunc(ds, func(a, b definition) int { return cmp.Compare(a.order, b.order) })
+		for _, d := range ds {
+			orders = append(orders, d.order)
+		}
+		for _, again := range ds[1:] {
+			dups = append(dups, dup{ds[0], again})
+		}
+	}
+	found := p.Find(orders)
+	perPair := map[[2]string]int{}
+	for _, d := range dups {
+		first, again := found[d.first.order], found[d.again.order]
+		if first != nil && again != nil && first.File != again.File {
+			perPair[[2]string{first.File, again.File}]++
+		}
+	}
 	slices.SortFunc(dups, func(a, b dup) int { return cmp.Compare(a.again.order, b.again.order) })
 	reported := map[[2]string]bool{}
 	for _, d := range dups {
-		first, again := found[d.first.loc], found[d.again.loc]
+		first, again := found[d.first.order], found[d.again.order]
 		if first == nil || again == nil {
 			continue // changed on disk since it was judged
 		}
-		pair := [2]string{d.first.loc.File, d.again.loc.File}
+		pair := [2]string{first.File, again.File}
 		ref := again.Ref()
 		at := p.Mark(again, "metadata.name")
 		if n := perPair[pair]; n > 1 {
@@ -126,7 +145,7 @@ func report(p *rules.Pass, defs map[[16]byte][]definition) {
 			reported[pair] = true
 			p.Report(rules.Diagnostic{Rule: Duplicate, At: at, Message: fmt.Sprintf(
 				"this file defines %d objects that %s also defines, %s %q first (at %s): kubectl apply -f on the directory applies both and the last one wins without a word; if the files are alternatives applied one at a time, put them in separate directories (or exclude one in .kiln.yaml), else keep one definition",
-				n, d.first.loc.File, ref.Kind, ref.Name, first.Pos())})
+				n, first.File, ref.Kind, ref.Name, first.Pos())})
 			continue
 		}
 		same := "they differ, so the result depends on the order files are applied"

@@ -53,33 +53,51 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 	// when they are judged.
 	results := make([]admit.Result, len(ctx))
 	rules.EachParallel(len(ctx), func(i int) { results[i] = a.Admit(ctx[i]) })
-	done := make(map[*manifest.Object]*admit.Result, len(ctx))
+	s = &state{a: a, done: make(map[manifest.Key]answer, len(ctx))}
 	for i, o := range ctx {
-		done[o] = &results[i]
+		s.done[o.Key()] = answer{o, results[i]}
 	}
-	s = &state{a: a, done: done}
 	p.Finish(func() { s.reportNoCRD(p) })
 	return func(o *manifest.Object) { judge(p, s, o) }, nil
 }
 
 // state is what the checker keeps between objects: the admitter, the
-// answers for the context objects, and the first custom resource of each
-// kind whose CRD is missing.
+// answers for the context objects not judged yet, and the first custom
+// resource of each kind whose CRD is missing.
 type state struct {
 	a     *admit.Admitter
-	done  map[*manifest.Object]*admit.Result
 	mu    sync.Mutex
+	done  map[manifest.Key]answer // by the context object's key, until it is judged
 	noCRD map[string]*rules.Mark
+}
+
+// answer is a context object's admission, handed to the object judged in
+// its place (the same object, or the same document read again).
+type answer struct {
+	obj *manifest.Object
+	res admit.Result
 }
 
 // judge admits one object (unless it was admitted as context) and reports
 // what the server says of it.
 func judge(p *rules.Pass, s *state, o *manifest.Object) {
 	reportNotes(p, o)
+	s.mu.Lock()
+	done, ok := s.done[o.Key()]
+	delete(s.done, o.Key())
+	s.mu.Unlock()
 	var r admit.Result
-	if done, ok := s.done[o]; ok {
-		r = *done
-	} else {
+	switch {
+	case ok && done.obj == o:
+		r = done.res
+	case ok && done.obj.HasContent():
+		// The document read again: it gets what the context copy was
+		// admitted as, and the copy is let go.
+		c, _ := done.obj.Content()
+		o.SetContent(c)
+		o.Refused = done.obj.Refused
+		r = done.res
+	default:
 		r = s.a.Admit(o)
 	}
 	if !r.Judged {
