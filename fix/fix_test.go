@@ -14,8 +14,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/apiversions"
-	_ "github.com/kilnhq/kiln/rules/policies" // the sidecar rules (policies)
-	_ "github.com/kilnhq/kiln/rules/psa"
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 // readDir reads every manifest file under dir, in lexical order.
@@ -47,7 +46,7 @@ func lint(t testing.TB, files []*File, out map[string][]byte) *rules.Result {
 		}
 		objs = append(objs, fobjs...)
 	}
-	eng := &rules.Engine{Checkers: rules.Registered(), Options: rules.DefaultOptions()}
+	eng := &rules.Engine{Checkers: checkers.All(), Options: rules.DefaultOptions()}
 	res, err := eng.Run(objs, nil)
 	if err != nil {
 		t.Fatal(err)
