@@ -130,9 +130,9 @@ func printChanges(w io.Writer, r *Result) {
 	}
 }
 
-// MatchesAnyRule reports whether a --rule pattern names at least one rule kiln fix repairs.
-func MatchesAnyRule(pattern string) bool {
-	for _, id := range Rules() {
+// MatchesAnyRule reports whether a --rule pattern names at least one of the rules.
+func MatchesAnyRule(pattern string, ids []string) bool {
+	for _, id := range ids {
 		if MatchRule(pattern, id) {
 			return true
 		}

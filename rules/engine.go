@@ -248,6 +248,7 @@ func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config) (Finding, bool) {
 		sev = setting.severity
 	}
 	f := Finding{Rule: d.Rule, Severity: sev, Message: d.Message, Field: d.Field}
+	f.Fix = d.Fix
 	if d.Object != nil {
 		f.Object = d.Object.Ref()
 		f.Pos = d.Object.Locate(d.Field)

@@ -132,6 +132,8 @@ type Diagnostic struct {
 	Field string
 	// Pos overrides the position found from Field, when set.
 	Pos *manifest.Position
+	// Fix, when set, is the repair kiln fix makes for this diagnostic.
+	Fix *Fix
 }
 
 // Report records a diagnostic. It is safe for concurrent use.

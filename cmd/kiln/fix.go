@@ -8,6 +8,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/spf13/cobra"
 )
 
@@ -56,8 +57,8 @@ could not be parsed or written).`,
 				return usageErrorf("--run-as-user %d: use a non-root user ID (1 or more)", runAsUser)
 			}
 			for _, p := range only {
-				if !fix.MatchesAnyRule(p) {
-					return usageErrorf("--rule %q matches no rule kiln fix repairs; use one of %s", p, strings.Join(fix.Rules(), ", "))
+				if !fix.MatchesAnyRule(p, checkers.Fixable()) {
+					return usageErrorf("--rule %q matches no rule kiln fix repairs; use one of %s", p, strings.Join(checkers.Fixable(), ", "))
 				}
 			}
 			cfg, opts, err := lf.load()
@@ -81,7 +82,7 @@ could not be parsed or written).`,
 				info = e.stderr
 			}
 			out, err := fix.Run(args, fix.RunOptions{
-				Options: fix.Options{KubeVersion: opts.KubeVersion, Only: only, RunAsUser: runAsUser},
+				Options: fix.Options{Only: only, RunAsUser: runAsUser},
 				Lint: func(objs []*manifest.Object, files []rules.FileObjects) (*rules.Result, []error, error) {
 					objs, specErrs := compileSpecs(objs, opts)
 					res, err := lintObjects(objs, files, cfg, opts)

@@ -5,18 +5,20 @@
 package checkers
 
 import (
+	"sort"
+
 	"github.com/kilnhq/kiln/rules"
 
 	// Each registers its checker from init.
-	_ "github.com/kilnhq/kiln/rules/apiversions" // api/…: removed and deprecated apiVersions
-	_ "github.com/kilnhq/kiln/rules/cel"         // ValidatingAdmissionPolicies in the input and under --policy
-	_ "github.com/kilnhq/kiln/rules/duplicate"   // object/duplicate
-	_ "github.com/kilnhq/kiln/rules/jobset"      // jobset/…
-	_ "github.com/kilnhq/kiln/rules/policies"    // kiln's single-object rules, written as ValidatingAdmissionPolicies
-	_ "github.com/kilnhq/kiln/rules/psa"         // Pod Security Admission (psa/…)
-	_ "github.com/kilnhq/kiln/rules/schema"      // the API server's create path (schema/…) and kubectl's YAML reading (yaml/…)
-	_ "github.com/kilnhq/kiln/rules/sidecar"     // sidecar/injected-in-job
-	_ "github.com/kilnhq/kiln/rules/storage"     // storage/…
+	"github.com/kilnhq/kiln/rules/apiversions" // api/…: removed and deprecated apiVersions
+	_ "github.com/kilnhq/kiln/rules/cel"       // ValidatingAdmissionPolicies in the input and under --policy
+	_ "github.com/kilnhq/kiln/rules/duplicate" // object/duplicate
+	_ "github.com/kilnhq/kiln/rules/jobset"    // jobset/…
+	"github.com/kilnhq/kiln/rules/policies"    // kiln's single-object rules, written as ValidatingAdmissionPolicies
+	"github.com/kilnhq/kiln/rules/psa"         // Pod Security Admission (psa/…)
+	_ "github.com/kilnhq/kiln/rules/schema"    // the API server's create path (schema/…) and kubectl's YAML reading (yaml/…)
+	_ "github.com/kilnhq/kiln/rules/sidecar"   // sidecar/injected-in-job
+	_ "github.com/kilnhq/kiln/rules/storage"   // storage/…
 )
 
 // notOwn are the checkers that judge as the API server does (schema, psa)
@@ -36,4 +38,22 @@ func Own() []*rules.Checker {
 		}
 	}
 	return out
+}
+
+// Fixable lists, sorted, the rules whose findings may carry a fix
+// (rules.Fix) that kiln fix applies.
+func Fixable() []string {
+	out := append(append(append([]string(nil), psa.FixableRules()...), policies.FixableRules()...), apiversions.FixableRules()...)
+	sort.Strings(out)
+	return out
+}
+
+// IsFixable reports whether a rule's findings may carry a fix.
+func IsFixable(rule string) bool {
+	for _, id := range Fixable() {
+		if id == rule {
+			return true
+		}
+	}
+	return false
 }
