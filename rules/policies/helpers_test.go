@@ -9,9 +9,10 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 )
 
-// TestTemplatesHelperMatchesPodTemplatesOf: the shared CEL variable
-// helpers/templates.yaml finds the pod templates manifest.PodTemplatesOf
-// finds, at the same pod spec paths, for every workload kind.
+// TestTemplatesHelperMatchesPodTemplatesOf: the shared CEL variables
+// helpers/templates.yaml and helpers/containers.yaml find the pod
+// templates manifest.PodTemplatesOf finds, at the same pod spec paths, and
+// their init containers then containers, for every workload kind.
 func TestTemplatesHelperMatchesPodTemplatesOf(t *testing.T) {
 	policy, err := expandHelpers("probe.yaml", []byte(`apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -22,9 +23,10 @@ spec:
     - {apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], operations: [CREATE]}
   variables:
     # kiln:include helpers/templates.yaml
+    # kiln:include helpers/containers.yaml
   validations:
   - expression: "false"
-    messageExpression: "'paths=' + variables.templates.map(t, t.path).join(',')"
+    messageExpression: "'paths=' + variables.templates.map(t, t.path).join(',') + ';' + variables.containers.map(cs, cs.map(c, c.path).join(',')).join(',')"
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +39,7 @@ spec:
 	if setup := e.Setup(); len(setup) > 0 {
 		t.Fatalf("probe policy: %v", setup[0].Message)
 	}
-	podSpec := "spec: {containers: [{name: a, image: x}]}"
+	podSpec := "spec: {initContainers: [{name: i, image: x}], containers: [{name: a, image: x}, {name: b, image: x}]}"
 	workloads := map[string]string{
 		"Pod":                   "apiVersion: v1\nkind: Pod\nmetadata: {name: w}\n" + podSpec,
 		"PodTemplate":           "apiVersion: v1\nkind: PodTemplate\nmetadata: {name: w}\ntemplate: {" + podSpec + "}",
@@ -56,9 +58,10 @@ spec:
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", kind, errs)
 		}
-		var want []string
+		var want, wantContainers []string
 		for _, pt := range manifest.PodTemplatesOf(objs[0]) {
 			want = append(want, pt.SpecPath())
+			wantContainers = append(wantContainers, pt.SpecPath()+".initContainers[0]", pt.SpecPath()+".containers[0]", pt.SpecPath()+".containers[1]")
 		}
 		if len(want) == 0 {
 			t.Fatalf("%s: PodTemplatesOf finds no template", kind)
@@ -68,7 +71,7 @@ spec:
 			t.Fatalf("%s: %d diagnostics, want 1: %v", kind, len(ds), ds)
 		}
 		_, got, _ := strings.Cut(ds[0].Message, "paths=")
-		if w := strings.Join(want, ","); got != w {
+		if w := strings.Join(want, ",") + ";" + strings.Join(wantContainers, ","); got != w {
 			t.Errorf("%s: the CEL helper finds %q, PodTemplatesOf %q", kind, got, w)
 		}
 	}
