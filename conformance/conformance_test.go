@@ -21,15 +21,7 @@ import (
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
-	_ "github.com/kilnhq/kiln/rules/apiversions"
-	_ "github.com/kilnhq/kiln/rules/cel"
-	_ "github.com/kilnhq/kiln/rules/duplicate"
-	_ "github.com/kilnhq/kiln/rules/jobset"
-	_ "github.com/kilnhq/kiln/rules/policies"
-	_ "github.com/kilnhq/kiln/rules/psa"
-	_ "github.com/kilnhq/kiln/rules/schema"
-	_ "github.com/kilnhq/kiln/rules/sidecar"
-	_ "github.com/kilnhq/kiln/rules/storage"
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 // A corpus is one independent case: a fresh server judges it.
@@ -149,7 +141,7 @@ func runCorpus(t *testing.T, c corpus) (row, []string) {
 		rawContent[o] = raw // a copy: admission changes the object's content
 	}
 	opts := rules.DefaultOptions()
-	eng := &rules.Engine{Checkers: rules.Registered(), Options: opts, Config: &rules.Config{}}
+	eng := &rules.Engine{Checkers: checkers.All(), Options: opts, Config: &rules.Config{}}
 	res, err := eng.Run(objs, nil)
 	if err != nil {
 		t.Fatalf("%s: kiln: %v", c.name, err)

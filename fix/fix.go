@@ -1,9 +1,10 @@
 // Package fix rewrites manifests so that the findings kiln can repair
-// automatically go away: the restricted Pod Security securityContext
-// (psa/runAsNonRoot, psa/seccompProfile_*, psa/allowPrivilegeEscalation,
-// psa/capabilities_*), classic helper sidecars in run-to-completion
-// pods (sidecar/classic-in-job) and removed apiVersions whose replacement has
-// the same schema (api/removed).
+// automatically go away. The checkers decide what can be repaired and
+// attach the repair to the finding (rules.Fix, as go/analysis attaches
+// SuggestedFixes): the restricted Pod Security securityContext (psa), native
+// sidecars for helpers in run-to-completion pods (the
+// sidecar/classic-in-job policy) and removed apiVersions whose replacement
+// has the same schema (api/removed). This package applies them.
 //
 // Fixes follow the linter's findings, so namespace levels, kiln.dev/ignore
 // annotations and the config decide what is fixed exactly as they decide
@@ -24,44 +25,14 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Rule IDs that kiln fix repairs.
-const (
-	RunAsNonRoot          = "psa/runAsNonRoot"
-	SeccompRestricted     = "psa/seccompProfile_restricted"
-	SeccompBaseline       = "psa/seccompProfile_baseline"
-	AllowPrivEscalation   = "psa/allowPrivilegeEscalation"
-	CapabilitiesRestrict  = "psa/capabilities_restricted"
-	CapabilitiesBaseline  = "psa/capabilities_baseline"
-	SidecarClassicInJob   = "sidecar/classic-in-job"
-	APIRemoved            = "api/removed"
-	sidecarContainersPath = "containers["
-)
-
-// podFixers repair one Pod Security check on a pod spec.
-var podFixers = map[string]func(spec *yaml.Node) []string{
-	RunAsNonRoot:         fixRunAsNonRoot,
-	SeccompRestricted:    func(s *yaml.Node) []string { return fixSeccomp(s, true) },
-	SeccompBaseline:      func(s *yaml.Node) []string { return fixSeccomp(s, false) },
-	AllowPrivEscalation:  fixPrivilegeEscalation,
-	CapabilitiesRestrict: fixCapabilities,
-	CapabilitiesBaseline: fixCapabilitiesBaseline,
-}
-
-// Rules lists the rule IDs kiln fix repairs, sorted.
-func Rules() []string {
-	out := []string{SidecarClassicInJob, APIRemoved}
-	for id := range podFixers {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Fixable reports whether kiln fix repairs findings of a rule (in some cases:
-// a fixer may still decline, e.g. an apiVersion whose replacement changes the schema).
-func Fixable(rule string) bool {
-	_, ok := podFixers[rule]
-	return ok || rule == SidecarClassicInJob || rule == APIRemoved
+// podFixers make one securityContext repair on a pod spec.
+var podFixers = map[rules.FixAction]func(spec *yaml.Node) []string{
+	rules.FixRunAsNonRoot:           fixRunAsNonRoot,
+	rules.FixSeccompRestricted:      func(s *yaml.Node) []string { return fixSeccomp(s, true) },
+	rules.FixSeccompBaseline:        func(s *yaml.Node) []string { return fixSeccomp(s, false) },
+	rules.FixNoPrivilegeEscalation:  fixPrivilegeEscalation,
+	rules.FixCapabilitiesRestricted: fixCapabilities,
+	rules.FixCapabilitiesBaseline:   fixCapabilitiesBaseline,
 }
 
 // MatchRule reports whether a rule ID matches a --rule pattern: an ID, or a
@@ -76,8 +47,6 @@ func MatchRule(pattern, rule string) bool {
 
 // Options say what to fix.
 type Options struct {
-	// KubeVersion is the target (native sidecars need 1.29, replacements have a first release).
-	KubeVersion manifest.KubeVersion
 	// Only limits the fixes to rules matching one of these patterns (see MatchRule); empty means all.
 	Only []string
 	// RunAsUser, when above 0, is the user ID set on pods that get
@@ -156,8 +125,8 @@ type Result struct {
 // Changed reports whether the file's content changes.
 func (r *Result) Changed() bool { return r.Err == nil && string(r.Output) != string(r.File.Src) }
 
-// Fix repairs the findings it can on the files' objects and computes each
-// file's new content. Files with parse errors and JSON files are left as they are.
+// Fix makes the repairs the findings carry (Finding.Fix) on the files'
+// objects and computes each file's new content. Files with parse errors and JSON files are left as they are.
 func Fix(files []*File, findings []rules.Finding, opts Options) []*Result {
 	type key struct {
 		file string
@@ -165,7 +134,7 @@ func Fix(files []*File, findings []rules.Finding, opts Options) []*Result {
 	}
 	byObj := map[key][]rules.Finding{}
 	for _, f := range findings {
-		if f.Suppressed != nil || !Fixable(f.Rule) || !opts.wants(f.Rule) {
+		if f.Suppressed != nil || f.Fix == nil || !opts.wants(f.Rule) {
 			continue
 		}
 		k := key{f.Pos.File, f.Object}
@@ -265,65 +234,46 @@ type note struct {
 	caution   bool
 }
 
-// fixObject applies the fixers for an object's findings to its nodes.
+// fixObject makes the repairs an object's findings carry on its nodes.
 func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 	var notes []note
-	done := map[string]bool{}
+	done := map[rules.Fix]bool{}
 	sidecars := map[string][]int{} // template path → container indexes
+	sidecarRule := map[string]string{}
 	for _, f := range fs {
-		switch {
-		case f.Rule == APIRemoved:
-			if done[f.Rule] {
+		fx := *f.Fix
+		if fx.Action != rules.FixNativeSidecar {
+			if done[fx] {
 				continue
 			}
-			done[f.Rule] = true
-			to := apiReplacement(o.APIVersion, o.Kind, opts.KubeVersion)
-			if to == "" {
-				continue
-			}
-			setScalar(o.Node(), "apiVersion", str(to))
-			notes = append(notes, note{rule: f.Rule, msg: "apiVersion " + o.APIVersion + " → " + to})
-		case f.Rule == SidecarClassicInJob:
-			if opts.KubeVersion.Less(manifest.KubeVersion{Major: 1, Minor: nativeSidecarMinor}) {
-				continue
-			}
-			for _, t := range templatesFor(o, f.Field) {
-				rest := strings.TrimPrefix(f.Field, t.SpecPath()+".")
-				if !strings.HasPrefix(rest, sidecarContainersPath) || !strings.HasSuffix(rest, "]") {
-					continue
-				}
-				i, err := strconv.Atoi(rest[len(sidecarContainersPath) : len(rest)-1])
-				if err == nil {
-					sidecars[t.Path] = append(sidecars[t.Path], i)
-				}
-			}
+			done[fx] = true
+		}
+		switch fx.Action {
+		case rules.FixAPIVersion:
+			from := o.APIVersion
+			setScalar(o.Node(), "apiVersion", str(fx.APIVersion))
+			notes = append(notes, note{rule: f.Rule, msg: "apiVersion " + from + " → " + fx.APIVersion})
+		case rules.FixNativeSidecar:
+			sidecars[fx.Template] = append(sidecars[fx.Template], fx.Container)
+			sidecarRule[fx.Template] = f.Rule
 		default:
-			fixer := podFixers[f.Rule]
-			if fixer == nil {
+			fixer := podFixers[fx.Action]
+			t, spec := templateSpec(o, fx.Template)
+			if fixer == nil || spec == nil {
 				continue
 			}
-			for _, t := range templatesFor(o, f.Field) {
-				if done[f.Rule+"\x00"+t.Path] {
-					continue
-				}
-				done[f.Rule+"\x00"+t.Path] = true
-				spec := o.Lookup(t.SpecPath())
-				if spec == nil || spec.Kind != yaml.MappingNode || hasMergeKey(spec) {
-					continue
-				}
-				if f.Rule == RunAsNonRoot {
-					changes, caution := fixRunAsNonRootAs(spec, opts.RunAsUser)
-					for _, m := range changes {
-						notes = append(notes, note{rule: f.Rule, msg: prefix(t) + m})
-					}
-					if caution != "" {
-						notes = append(notes, note{rule: f.Rule, msg: prefix(t) + caution, caution: true})
-					}
-					continue
-				}
-				for _, m := range fixer(spec) {
+			if fx.Action == rules.FixRunAsNonRoot {
+				changes, caution := fixRunAsNonRootAs(spec, opts.RunAsUser)
+				for _, m := range changes {
 					notes = append(notes, note{rule: f.Rule, msg: prefix(t) + m})
 				}
+				if caution != "" {
+					notes = append(notes, note{rule: f.Rule, msg: prefix(t) + caution, caution: true})
+				}
+				continue
+			}
+			for _, m := range fixer(spec) {
+				notes = append(notes, note{rule: f.Rule, msg: prefix(t) + m})
 			}
 		}
 	}
@@ -333,21 +283,32 @@ func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		t := manifest.PodTemplate{Path: p}
-		for _, tt := range manifest.PodTemplatesOf(o) {
-			if tt.Path == p {
-				t = tt
-			}
-		}
-		spec := o.Lookup(t.SpecPath())
-		if spec == nil || spec.Kind != yaml.MappingNode || hasMergeKey(spec) {
+		t, spec := templateSpec(o, p)
+		if spec == nil {
 			continue
 		}
 		for _, m := range moveToNativeSidecars(spec, sidecars[p]) {
-			notes = append(notes, note{rule: SidecarClassicInJob, msg: prefix(t) + m})
+			notes = append(notes, note{rule: sidecarRule[p], msg: prefix(t) + m})
 		}
 	}
 	return notes
+}
+
+// templateSpec is the pod template of o at path and its pod spec, nil
+// when the spec is not a mapping kiln can edit (merge keys are left to a
+// person).
+func templateSpec(o *manifest.Object, path string) (manifest.PodTemplate, *yaml.Node) {
+	t := manifest.PodTemplate{Path: path}
+	for _, tt := range manifest.PodTemplatesOf(o) {
+		if tt.Path == path {
+			t = tt
+		}
+	}
+	spec := o.Lookup(t.SpecPath())
+	if spec == nil || spec.Kind != yaml.MappingNode || hasMergeKey(spec) {
+		return t, nil
+	}
+	return t, spec
 }
 
 func prefix(t manifest.PodTemplate) string {
@@ -355,18 +316,6 @@ func prefix(t manifest.PodTemplate) string {
 		return ""
 	}
 	return "replicated job " + strconv.Quote(t.Name) + ": "
-}
-
-// templatesFor returns the pod templates of o that a finding's field lies in
-// (all of them for an empty field).
-func templatesFor(o *manifest.Object, field string) []manifest.PodTemplate {
-	var out []manifest.PodTemplate
-	for _, t := range manifest.PodTemplatesOf(o) {
-		if field == "" || t.Path == "" || field == t.Path || strings.HasPrefix(field, t.Path+".") {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // hasMergeKey reports whether a "<<" merge key appears anywhere under n. A

@@ -13,9 +13,7 @@ import (
 	"github.com/kilnhq/kiln/internal/golden"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
-	"github.com/kilnhq/kiln/rules/apiversions"
-	_ "github.com/kilnhq/kiln/rules/policies" // the sidecar rules (policies)
-	_ "github.com/kilnhq/kiln/rules/psa"
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 // readDir reads every manifest file under dir, in lexical order.
@@ -32,8 +30,14 @@ func readDir(t testing.TB, dir string) []*File {
 	return files
 }
 
-// lint runs every registered checker over the files (with out's content when given).
+// lint runs every checker over the files (with out's content when given)
+// for the latest Kubernetes.
 func lint(t testing.TB, files []*File, out map[string][]byte) *rules.Result {
+	return lintFor(t, manifest.LatestKube, files, out)
+}
+
+// lintFor is lint for a target Kubernetes version.
+func lintFor(t testing.TB, kube manifest.KubeVersion, files []*File, out map[string][]byte) *rules.Result {
 	t.Helper()
 	var objs []*manifest.Object
 	for _, f := range files {
@@ -47,7 +51,9 @@ func lint(t testing.TB, files []*File, out map[string][]byte) *rules.Result {
 		}
 		objs = append(objs, fobjs...)
 	}
-	eng := &rules.Engine{Checkers: rules.Registered(), Options: rules.DefaultOptions()}
+	opts := rules.DefaultOptions()
+	opts.KubeVersion = kube
+	eng := &rules.Engine{Checkers: checkers.All(), Options: opts}
 	res, err := eng.Run(objs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -55,14 +61,17 @@ func lint(t testing.TB, files []*File, out map[string][]byte) *rules.Result {
 	return res
 }
 
-// fixDir fixes a directory's files in memory and returns the results and new contents.
+// fixDir fixes a directory's files in memory, for the latest Kubernetes,
+// and returns the results and new contents.
 func fixDir(t testing.TB, dir string, opts Options) ([]*File, []*Result, map[string][]byte) {
+	return fixDirFor(t, manifest.LatestKube, dir, opts)
+}
+
+// fixDirFor is fixDir for a target Kubernetes version.
+func fixDirFor(t testing.TB, kube manifest.KubeVersion, dir string, opts Options) ([]*File, []*Result, map[string][]byte) {
 	t.Helper()
 	files := readDir(t, dir)
-	if opts.KubeVersion == (manifest.KubeVersion{}) {
-		opts.KubeVersion = manifest.LatestKube
-	}
-	results := Fix(files, lint(t, files, nil).Findings, opts)
+	results := Fix(files, lintFor(t, kube, files, nil).Findings, opts)
 	out := map[string][]byte{}
 	for _, r := range results {
 		if r.Err != nil {
@@ -81,14 +90,8 @@ func assertNothingFixableLeft(t *testing.T, files []*File, out map[string][]byte
 	t.Helper()
 	res := lint(t, files, out)
 	for _, f := range res.Active() {
-		if !Fixable(f.Rule) {
-			continue
-		}
-		if f.Rule == APIRemoved {
-			a := f.Object
-			if apiReplacement(a.APIVersion, a.Kind, manifest.LatestKube) == "" {
-				continue // a removed version kiln deliberately leaves to a person
-			}
+		if f.Fix == nil {
+			continue // nothing kiln fix would do (e.g. a removed version left to a person)
 		}
 		t.Errorf("fixable finding left after kiln fix: %s %s %s: %s", f.Pos, f.Rule, f.Object, f.Message)
 	}
@@ -102,7 +105,7 @@ func assertNothingFixableLeft(t *testing.T, files []*File, out map[string][]byte
 		objs, errs := manifest.Parse(f.Path, src)
 		again = append(again, &File{Path: f.Path, Src: src, Objects: objs, Errs: errs})
 	}
-	for _, r := range Fix(again, res.Findings, Options{KubeVersion: manifest.LatestKube}) {
+	for _, r := range Fix(again, res.Findings, Options{}) {
 		if r.Changed() {
 			t.Errorf("%s: a second kiln fix changed it again:\n%s", r.File.Path, UnifiedDiff(r.File.Path, r.File.Src, r.Output))
 		}
@@ -200,6 +203,18 @@ func containsAll(have, want []string) bool {
 	return true
 }
 
+// Rule IDs of the findings kiln fix repairs, as the tests name them.
+const (
+	RunAsNonRoot         = "psa/runAsNonRoot"
+	SeccompRestricted    = "psa/seccompProfile_restricted"
+	SeccompBaseline      = "psa/seccompProfile_baseline"
+	AllowPrivEscalation  = "psa/allowPrivilegeEscalation"
+	CapabilitiesRestrict = "psa/capabilities_restricted"
+	CapabilitiesBaseline = "psa/capabilities_baseline"
+	SidecarClassicInJob  = "sidecar/classic-in-job"
+	APIRemoved           = "api/removed"
+)
+
 func TestRuleFilter(t *testing.T) {
 	for _, tc := range []struct {
 		only []string
@@ -232,32 +247,10 @@ func TestRuleFilter(t *testing.T) {
 }
 
 func TestSidecarNeeds129(t *testing.T) {
-	_, results, _ := fixDir(t, "testdata/in", Options{KubeVersion: manifest.KubeVersion{Major: 1, Minor: 28}, Only: []string{SidecarClassicInJob}})
+	_, results, _ := fixDirFor(t, manifest.KubeVersion{Major: 1, Minor: 28}, "testdata/in", Options{Only: []string{SidecarClassicInJob}})
 	for _, r := range results {
 		if r.Changed() {
 			t.Errorf("%s: native sidecars made for Kubernetes 1.28:\n%s", r.File.Path, UnifiedDiff(r.File.Path, r.File.Src, r.Output))
-		}
-	}
-}
-
-// TestAPIRewritesInTable checks every rewrite against the api/… rules'
-// table: the old version is removed and the table names the same replacement.
-func TestAPIRewritesInTable(t *testing.T) {
-	table := map[[2]string]apiversions.API{}
-	for _, a := range apiversions.Table() {
-		table[[2]string{a.APIVersion, a.Kind}] = a
-	}
-	for _, r := range apiRewrites {
-		a, ok := table[[2]string{r.from, r.kind}]
-		if !ok {
-			t.Errorf("%s %s is not in the apiversions table", r.from, r.kind)
-			continue
-		}
-		if a.Removed == (manifest.KubeVersion{}) {
-			t.Errorf("%s %s: the table schedules no removal", r.from, r.kind)
-		}
-		if !strings.HasPrefix(a.Replacement, r.to) {
-			t.Errorf("%s %s: rewrite to %s, the table says %q", r.from, r.kind, r.to, a.Replacement)
 		}
 	}
 }
@@ -307,7 +300,7 @@ func TestGeneratedCorpus(t *testing.T) {
 func BenchmarkFix(b *testing.B) {
 	files := readDir(b, "testdata/in")
 	findings := lint(b, files, nil).Findings
-	opts := Options{KubeVersion: manifest.LatestKube}
+	opts := Options{}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()

@@ -259,7 +259,7 @@ func TestMergeKeysDeclined(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	notes := fixObject(objs[0], []rules.Finding{{Rule: AllowPrivEscalation}}, Options{KubeVersion: manifest.LatestKube})
+	notes := fixObject(objs[0], []rules.Finding{{Rule: "psa/allowPrivilegeEscalation", Fix: &rules.Fix{Action: rules.FixNoPrivilegeEscalation}}}, Options{})
 	if len(notes) != 0 {
 		t.Errorf("a pod spec with a merge key was changed: %v", notes)
 	}

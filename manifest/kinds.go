@@ -70,6 +70,25 @@ func BuiltinKinds() *Kinds {
 	return k
 }
 
+var (
+	clusterScopedOnce sync.Once
+	clusterScoped     map[schema.GroupKind]bool
+)
+
+// BuiltinClusterScoped reports whether a built-in kind (at any version
+// Kubernetes 1.37 serves) takes no namespace.
+func BuiltinClusterScoped(gk schema.GroupKind) bool {
+	clusterScopedOnce.Do(func() {
+		clusterScoped = map[schema.GroupKind]bool{}
+		for _, b := range builtinResources {
+			if !b.namespaced {
+				clusterScoped[schema.GroupKind{Group: b.group, Kind: b.kind}] = true
+			}
+		}
+	})
+	return clusterScoped[gk]
+}
+
 // Add puts one kind at one version in the table, replacing what was there.
 func (k *Kinds) Add(r Resource) {
 	if old := k.byGVK[r.GVK]; old != nil {

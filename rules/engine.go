@@ -368,6 +368,7 @@ func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config) (Finding, bool) {
 		sev = setting.severity
 	}
 	f := Finding{Rule: d.Rule, Severity: sev, Message: d.Message, Field: d.Field}
+	f.Fix = d.Fix
 	switch {
 	case d.At != nil:
 		f.Object, f.Pos = d.At.Ref, d.At.Pos

@@ -12,6 +12,8 @@ type Finding struct {
 	Field    string
 	// Suppressed is set when an annotation or the config silenced the finding.
 	Suppressed *Suppression
+	// Fix is the repair the checker attached to the diagnostic (nil: none).
+	Fix *Fix
 }
 
 // Suppression says why a finding is not counted.

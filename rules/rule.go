@@ -174,6 +174,8 @@ type Diagnostic struct {
 	// At places a diagnostic reported after its object was judged (from
 	// Finish), instead of Object, Field and Pos.
 	At *Mark
+	// Fix, when set, is the repair kiln fix makes for this diagnostic.
+	Fix *Fix
 }
 
 // Report records a diagnostic. It is safe for concurrent use.

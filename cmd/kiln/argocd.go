@@ -12,6 +12,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -301,28 +302,8 @@ func defaultNamespace(objs []*manifest.Object, ns string) error {
 	return nil
 }
 
-// clusterScopedKinds are the built-in kinds that take no namespace, by group/kind.
-var clusterScopedKinds = map[string]bool{
-	"/Namespace": true, "/Node": true, "/PersistentVolume": true, "/ComponentStatus": true,
-	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
-	"storage.k8s.io/StorageClass": true, "storage.k8s.io/CSIDriver": true, "storage.k8s.io/CSINode": true,
-	"storage.k8s.io/VolumeAttachment": true, "storage.k8s.io/VolumeAttributesClass": true,
-	"apiextensions.k8s.io/CustomResourceDefinition": true, "apiregistration.k8s.io/APIService": true,
-	"admissionregistration.k8s.io/MutatingWebhookConfiguration":     true,
-	"admissionregistration.k8s.io/ValidatingWebhookConfiguration":   true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicy":        true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding": true,
-	"admissionregistration.k8s.io/MutatingAdmissionPolicy":          true,
-	"admissionregistration.k8s.io/MutatingAdmissionPolicyBinding":   true,
-	"scheduling.k8s.io/PriorityClass":                               true, "node.k8s.io/RuntimeClass": true,
-	"networking.k8s.io/IngressClass": true, "networking.k8s.io/IPAddress": true, "networking.k8s.io/ServiceCIDR": true,
-	"certificates.k8s.io/CertificateSigningRequest": true, "certificates.k8s.io/ClusterTrustBundle": true,
-	"flowcontrol.apiserver.k8s.io/FlowSchema": true, "flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration": true,
-	"resource.k8s.io/DeviceClass": true, "policy/PodSecurityPolicy": true,
-}
-
 // clusterScoped reports whether an object takes no namespace: a built-in
 // cluster-scoped kind, or any kind named Cluster* (ClusterIssuer, ClusterPolicy…).
 func clusterScoped(o *manifest.Object) bool {
-	return clusterScopedKinds[o.Group()+"/"+o.Kind] || strings.HasPrefix(o.Kind, "Cluster")
+	return manifest.BuiltinClusterScoped(schema.GroupKind{Group: o.Group(), Kind: o.Kind}) || strings.HasPrefix(o.Kind, "Cluster")
 }

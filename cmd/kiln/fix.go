@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/kilnhq/kiln/fix"
-	"github.com/kilnhq/kiln/internal/atomicfile"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/spf13/cobra"
 )
 
@@ -58,8 +57,8 @@ could not be parsed or written).`,
 				return usageErrorf("--run-as-user %d: use a non-root user ID (1 or more)", runAsUser)
 			}
 			for _, p := range only {
-				if !matchesFixable(p) {
-					return usageErrorf("--rule %q matches no rule kiln fix repairs; use one of %s", p, strings.Join(fix.Rules(), ", "))
+				if !fix.MatchesAnyRule(p, checkers.Fixable()) {
+					return usageErrorf("--rule %q matches no rule kiln fix repairs; use one of %s", p, strings.Join(checkers.Fixable(), ", "))
 				}
 			}
 			cfg, opts, err := lf.load()
@@ -74,23 +73,6 @@ could not be parsed or written).`,
 					return usageErrorf("kiln fix rewrites files in place and cannot read standard input; name files or directories")
 				}
 			}
-			paths, inputErrs := manifest.Expand(args)
-			var files []*fix.File
-			for _, p := range paths {
-				if cfg.Excluded(p) {
-					continue
-				}
-				f := fix.ReadFile(p)
-				inputErrs = append(inputErrs, f.Errs...)
-				files = append(files, f)
-			}
-			res, specErrs, err := lintFiles(files, nil, cfg, opts)
-			if err != nil {
-				return &exitError{code: exitInput, msg: err.Error()}
-			}
-			inputErrs = append(inputErrs, specErrs...)
-
-			results := fix.Fix(files, res.Findings, fix.Options{KubeVersion: opts.KubeVersion, Only: only, RunAsUser: runAsUser})
 			// stdout carries the diff (--dry-run) or a machine-readable report
 			// (--format other than text); what was fixed then goes to stderr.
 			info, reportTo := e.stdout, e.stdout
@@ -99,50 +81,28 @@ could not be parsed or written).`,
 			} else if format != "text" {
 				info = e.stderr
 			}
-			after := map[*fix.File][]byte{}
-			nfixes, nfiles := 0, 0
-			for _, r := range results {
-				if r.Err != nil {
-					inputErrs = append(inputErrs, fmt.Errorf("%v (file left unchanged)", r.Err))
-					continue
-				}
-				if r.Skipped != "" {
-					fmt.Fprintf(info, "%s: %s\n", r.File.Path, r.Skipped)
-				}
-				if !r.Changed() {
-					continue
-				}
-				if dryRun {
-					io.WriteString(e.stdout, fix.UnifiedDiff(r.File.Path, r.File.Src, r.Output))
-				} else if err := atomicfile.WriteFile(r.File.Path, r.Output, r.File.Mode); err != nil {
-					inputErrs = append(inputErrs, fmt.Errorf("%v (file left unchanged)", err))
-					continue
-				}
-				after[r.File] = r.Output
-				nfiles++
-				nfixes += len(r.Changes)
-				printChanges(info, r)
-			}
-			verb := "fixed"
-			if dryRun {
-				verb = "would fix"
-			}
-			fmt.Fprintf(info, "kiln fix: %s %d %s in %d %s\n", verb, nfixes, plural(nfixes, "problem", "problems"), nfiles, plural(nfiles, "file", "files"))
-
-			// Lint the result: what remains is what kiln cannot fix (or was not asked to).
-			res, _, err = lintFiles(files, after, cfg, opts)
+			out, err := fix.Run(args, fix.RunOptions{
+				Options: fix.Options{Only: only, RunAsUser: runAsUser},
+				Lint: func(objs []*manifest.Object, files []rules.FileObjects) (*rules.Result, []error, error) {
+					objs, specErrs := compileSpecs(objs, opts)
+					res, err := lintObjects(objs, files, cfg, opts)
+					return res, specErrs, err
+				},
+				Skip:   cfg.Excluded,
+				DryRun: dryRun, Diff: e.stdout, Info: info,
+			})
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
 			}
-			if len(res.Active()) > 0 && format == "text" {
+			if len(out.Remaining.Active()) > 0 && format == "text" {
 				fmt.Fprintln(reportTo, "\nFindings that remain (not fixed automatically):")
 			}
-			if err := report.Write(reportTo, format, res, report.Options{
+			if err := report.Write(reportTo, format, out.Remaining, report.Options{
 				Color: !dryRun && useColor(e, noColor), ToolVersion: version,
 			}); err != nil {
 				return err
 			}
-			return exitFor(e, res, inputErrs, threshold)
+			return exitFor(e, out.Remaining, out.InputErrs, threshold)
 		},
 	}
 	lf.register(cmd)
@@ -154,56 +114,4 @@ could not be parsed or written).`,
 	fl.Int64Var(&runAsUser, "run-as-user", 0, "set runAsUser to this non-root UID on pods that get runAsNonRoot: true and name no user (instead of a caution)")
 	fl.StringVar(&failOn, "fail-on", "error", "lowest severity of a remaining finding that makes kiln exit 1: "+failOnValues)
 	return cmd
-}
-
-// lintFiles lints the files' objects, reading a file's content from after
-// when it has an entry there (the fixed content, not yet or never written).
-func lintFiles(files []*fix.File, after map[*fix.File][]byte, cfg *rules.Config, opts *rules.Options) (*rules.Result, []error, error) {
-	var objs []*manifest.Object
-	var fo []rules.FileObjects
-	for _, f := range files {
-		fobjs := f.Objects
-		if out, ok := after[f]; ok {
-			fobjs, _ = manifest.Parse(f.Path, out)
-		}
-		entry := rules.FileObjects{File: f.Path}
-		for _, o := range fobjs {
-			entry.Objects = append(entry.Objects, o.Ref())
-		}
-		fo = append(fo, entry)
-		objs = append(objs, fobjs...)
-	}
-	objs, specErrs := compileSpecs(objs, opts)
-	res, err := lintObjects(objs, fo, cfg, opts)
-	return res, specErrs, err
-}
-
-// printChanges lists what was fixed in one file, one line per change.
-func printChanges(w io.Writer, r *fix.Result) {
-	for _, c := range r.Changes {
-		fmt.Fprintf(w, "%s: %s: %s: %s\n", c.Pos, c.Rule, c.Object, c.Message)
-	}
-	for _, c := range r.Cautions {
-		fmt.Fprintf(w, "%s: caution: %s: %s: %s\n", c.Pos, c.Rule, c.Object, c.Message)
-	}
-	for _, d := range r.Reformatted {
-		fmt.Fprintf(w, "%s: document %d could not be patched line by line and was re-encoded whole\n", r.File.Path, d+1)
-	}
-}
-
-// matchesFixable reports whether a --rule pattern names at least one fixable rule.
-func matchesFixable(p string) bool {
-	for _, id := range fix.Rules() {
-		if fix.MatchRule(p, id) {
-			return true
-		}
-	}
-	return false
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -2,8 +2,8 @@ package main
 
 import (
 	"github.com/kilnhq/kiln/compiler"
-	"github.com/kilnhq/kiln/fix"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/kilnhq/kiln/rules/psa"
 	"github.com/spf13/cobra"
 )
@@ -57,7 +57,7 @@ Exit codes: 0 plan printed, 2 usage or input error.`,
 					opts.KubeVersion = v
 				}
 			}
-			plan, err := psa.NewPlanWith(objs, opts.KubeVersion, psa.PlanOptions{Fixable: fix.Fixable})
+			plan, err := psa.NewPlanWith(objs, opts.KubeVersion, psa.PlanOptions{Fixable: checkers.IsFixable})
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
 			}

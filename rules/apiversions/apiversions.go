@@ -108,8 +108,13 @@ func init() { rules.Register(Checker) }
 
 func prepare(p *rules.Pass) (rules.Judge, error) {
 	return func(o *manifest.Object) {
-		checkAPIVersion(o, p.Options.KubeVersion, func(rule, msg string) {
-			p.Report(rules.Diagnostic{Rule: rule, Object: o, Field: "apiVersion", Message: msg})
+		kube := p.Options.KubeVersion
+		checkAPIVersion(o, kube, func(rule, msg string) {
+			d := rules.Diagnostic{Rule: rule, Object: o, Field: "apiVersion", Message: msg}
+			if rule == Removed {
+				d.Fix = rewriteFix(o.APIVersion, o.Kind, kube)
+			}
+			p.Report(d)
 		})
 	}, nil
 }

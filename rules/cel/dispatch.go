@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/informers"
 )
 
@@ -77,139 +78,194 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 	if !ok {
 		return nil
 	}
-	var out []rules.Diagnostic
+	ev := &objectEval{
+		e: e, o: o, a: a, ctx: context.Background(),
+		authz:     admissionauthorizer.NewCachingAuthorizer(e.authz),
+		versioned: map[schema.GroupVersionKind]*admission.VersionedAttributes{},
+	}
 	if res.Guessed && e.opts.UnknownKindRule != "" {
-		out = append(out, rules.Diagnostic{Rule: e.opts.UnknownKindRule, Object: o, Field: "kind",
+		ev.out = append(ev.out, rules.Diagnostic{Rule: e.opts.UnknownKindRule, Object: o, Field: "kind",
 			Message: fmt.Sprintf("kind %s is neither built in nor defined by a CustomResourceDefinition in the input; policies see it as resource %q (namespaced), a guess", res.GVK.GroupKind(), res.GVR.Resource)})
 	}
-	ctx := context.Background()
-	reportAt := func(p *policyEntry, sev rules.Severity, field, msg string) {
-		out = append(out, rules.Diagnostic{Rule: p.ruleID, Severity: sev, Object: o, Field: field, Message: msg})
-	}
-	report := func(p *policyEntry, sev rules.Severity, msg string) { reportAt(p, sev, "", msg) }
-	addConfigError := func(err error, p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding) {
-		policy := admissionv1.Fail
-		if p.spec.Spec.FailurePolicy != nil {
-			policy = *p.spec.Spec.FailurePolicy
-		}
-		switch policy {
-		case admissionv1.Ignore:
-			return
-		case admissionv1.Fail:
-			var message string
-			if binding == nil {
-				message = fmt.Errorf("failed to configure policy: %w", err).Error()
-			} else {
-				message = fmt.Errorf("failed to configure binding: %w", err).Error()
-			}
-			report(p, rules.Error, deniedMessage(p.name, binding, message))
-		default:
-			report(p, rules.Error, deniedMessage(p.name, binding, fmt.Errorf("unrecognized failure policy: '%v'", policy).Error()))
-		}
-	}
-
-	authz := admissionauthorizer.NewCachingAuthorizer(e.authz)
-	versionedAttrs := map[schema.GroupVersionKind]*admission.VersionedAttributes{}
-
 	for _, p := range e.policies {
-		if p.spec == nil || len(p.bindings) == 0 {
-			continue
-		}
-		definition := p.spec
-		matches, matchResource, matchKind, err := e.definitionMatches(p, a)
-		if err != nil {
-			addConfigError(err, p, nil)
-			continue
-		}
-		if !matches {
-			continue
-		} else if p.configErr != nil {
-			addConfigError(p.configErr, p, nil)
-			continue
-		}
+		ev.policy(p)
+	}
+	return ev.out
+}
 
-		for _, be := range p.bindings {
-			binding := be.spec
-			matches, err := e.matcher.BindingMatches(a, e.oi, validating.NewValidatingAdmissionPolicyBindingAccessor(binding))
-			if err != nil {
-				addConfigError(err, p, binding)
-				continue
-			}
-			if !matches {
-				continue
-			}
-			params, err := generic.CollectParams(definition.Spec.ParamKind, informerOrNil(p.params), p.paramScope, binding.Spec.ParamRef, a.GetNamespace(), nil, nil)
-			if err != nil {
-				addConfigError(err, p, binding)
-				continue
-			}
-			versionedAttr := versionedAttrs[matchKind]
-			if versionedAttr == nil && len(params) > 0 {
-				va, err := admission.NewVersionedAttributes(a, matchKind, e.oi)
-				if err != nil {
-					addConfigError(fmt.Errorf("failed to convert object version: %w", err), p, binding)
-					continue
-				}
-				versionedAttr = va
-				versionedAttrs[matchKind] = va
-			}
+// objectEval is one request's walk through the policies, in the
+// dispatcher's order: policy match, binding match, params, validation.
+// The authorizer and the versioned attributes are shared by every policy,
+// as in one Dispatch call.
+type objectEval struct {
+	e         *Engine
+	o         *manifest.Object
+	a         admission.Attributes
+	ctx       context.Context
+	authz     authorizer.UnconditionalAuthorizer
+	versioned map[schema.GroupVersionKind]*admission.VersionedAttributes
+	out       []rules.Diagnostic
+}
 
-			var namespace *corev1.Namespace
-			namespaceName := a.GetNamespace()
-			if gvk := a.GetKind(); gvk.Kind == "Namespace" && gvk.Version == "v1" && gvk.Group == "" {
-				namespaceName = ""
-			}
-			if namespaceName != "" {
-				namespace, err = e.matcher.GetNamespace(ctx, namespaceName)
-				if err != nil {
-					addConfigError(err, p, binding)
-					continue
-				}
-			}
+// policy evaluates every binding of one policy whose matchConstraints
+// match the request.
+func (ev *objectEval) policy(p *policyEntry) {
+	if p.spec == nil || len(p.bindings) == 0 {
+		return
+	}
+	matches, matchResource, matchKind, err := ev.e.definitionMatches(p, ev.a)
+	if err != nil {
+		ev.configError(err, p, nil)
+		return
+	}
+	if !matches {
+		return
+	}
+	if p.configErr != nil {
+		ev.configError(p.configErr, p, nil)
+		return
+	}
+	for _, be := range p.bindings {
+		ev.binding(p, be.spec, matchResource, matchKind)
+	}
+}
 
-			for _, param := range params {
-				var pv runtimek8s.Object = param
-				if failsFastMatch(ctx, p.fastMatch, versionedAttr, pv) {
-					continue // upstream's Match would say no match: no decision
-				}
-				result := p.validator.Validate(ctx, matchResource, versionedAttr, pv, namespace, celconfig.RuntimeCELCostBudget, authz)
-				for _, decision := range result.Decisions {
-					if decision.Action != validating.ActionDeny {
-						continue
-					}
-					entries := []FieldMessage{{Message: decision.Message}}
-					if p.fieldMessages {
-						entries = SplitFieldMessages(decision.Message)
-					}
-					for _, en := range entries {
-						for _, action := range binding.Spec.ValidationActions {
-							switch action {
-							case admissionv1.Deny:
-								reportAt(p, rules.Error, en.Field, deniedMessage(p.name, binding, en.Message))
-							case admissionv1.Warn:
-								reportAt(p, rules.Warning, en.Field, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, binding.Name, en.Message))
-							case admissionv1.Audit:
-								reportAt(p, rules.Info, en.Field, fmt.Sprintf("Audit: validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, binding.Name, en.Message))
-							}
-						}
-					}
-				}
-				for _, an := range result.AuditAnnotations {
-					switch an.Action {
-					case validating.AuditAnnotationActionPublish:
-						value := an.Value
-						if len(value) > maxAuditAnnotationValueLength {
-							value = value[:maxAuditAnnotationValueLength]
-						}
-						report(p, rules.Info, fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' adds audit annotation %s/%s: %s", p.name, binding.Name, p.name, an.Key, value))
-					case validating.AuditAnnotationActionError:
-						report(p, rules.Error, deniedMessage(p.name, binding, an.Error))
-					}
-				}
+// binding evaluates the policy once per param of a binding that matches
+// the request.
+func (ev *objectEval) binding(p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding, matchResource schema.GroupVersionResource, matchKind schema.GroupVersionKind) {
+	matches, err := ev.e.matcher.BindingMatches(ev.a, ev.e.oi, validating.NewValidatingAdmissionPolicyBindingAccessor(binding))
+	if err != nil {
+		ev.configError(err, p, binding)
+		return
+	}
+	if !matches {
+		return
+	}
+	params, err := generic.CollectParams(p.spec.Spec.ParamKind, informerOrNil(p.params), p.paramScope, binding.Spec.ParamRef, ev.a.GetNamespace(), nil, nil)
+	if err != nil {
+		ev.configError(err, p, binding)
+		return
+	}
+	versionedAttr, err := ev.versionedAttributes(matchKind, len(params) > 0)
+	if err != nil {
+		ev.configError(fmt.Errorf("failed to convert object version: %w", err), p, binding)
+		return
+	}
+	namespace, err := ev.namespace()
+	if err != nil {
+		ev.configError(err, p, binding)
+		return
+	}
+	for _, param := range params {
+		ev.validate(p, binding, matchResource, versionedAttr, param, namespace)
+	}
+}
+
+// versionedAttributes is the request converted to matchKind, made once
+// per kind and only when there is a param to evaluate with (nil before).
+func (ev *objectEval) versionedAttributes(matchKind schema.GroupVersionKind, needed bool) (*admission.VersionedAttributes, error) {
+	va := ev.versioned[matchKind]
+	if va != nil || !needed {
+		return va, nil
+	}
+	va, err := admission.NewVersionedAttributes(ev.a, matchKind, ev.e.oi)
+	if err != nil {
+		return nil, err
+	}
+	ev.versioned[matchKind] = va
+	return va, nil
+}
+
+// namespace is the request's Namespace object (nil for cluster-scoped
+// objects and for a Namespace itself).
+func (ev *objectEval) namespace() (*corev1.Namespace, error) {
+	name := ev.a.GetNamespace()
+	if gvk := ev.a.GetKind(); gvk.Kind == "Namespace" && gvk.Version == "v1" && gvk.Group == "" {
+		name = ""
+	}
+	if name == "" {
+		return nil, nil
+	}
+	return ev.e.matcher.GetNamespace(ev.ctx, name)
+}
+
+// validate runs the policy's validations with one param and reports its
+// denials and audit annotations.
+func (ev *objectEval) validate(p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding, matchResource schema.GroupVersionResource, versionedAttr *admission.VersionedAttributes, param runtimek8s.Object, namespace *corev1.Namespace) {
+	if failsFastMatch(ev.ctx, p.fastMatch, versionedAttr, param) {
+		return // upstream's Match would say no match: no decision
+	}
+	result := p.validator.Validate(ev.ctx, matchResource, versionedAttr, param, namespace, celconfig.RuntimeCELCostBudget, ev.authz)
+	for _, decision := range result.Decisions {
+		if decision.Action == validating.ActionDeny {
+			ev.denial(p, binding, decision.Message)
+		}
+	}
+	for _, an := range result.AuditAnnotations {
+		ev.auditAnnotation(p, binding, an)
+	}
+}
+
+// denial reports a failed validation once per field message and once per
+// validationAction of the binding, at the severity the action stands for.
+func (ev *objectEval) denial(p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding, message string) {
+	entries := []FieldMessage{{Message: message}}
+	if p.fieldMessages {
+		entries = SplitFieldMessages(message)
+	}
+	for _, en := range entries {
+		for _, action := range binding.Spec.ValidationActions {
+			switch action {
+			case admissionv1.Deny:
+				ev.report(p, rules.Error, en.Field, deniedMessage(p.name, binding, en.Message))
+			case admissionv1.Warn:
+				ev.report(p, rules.Warning, en.Field, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, binding.Name, en.Message))
+			case admissionv1.Audit:
+				ev.report(p, rules.Info, en.Field, fmt.Sprintf("Audit: validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.name, binding.Name, en.Message))
 			}
 		}
 	}
-	return out
+}
+
+// auditAnnotation reports a published audit annotation (cut to the
+// server's length) or the error of one that failed to evaluate.
+func (ev *objectEval) auditAnnotation(p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding, an validating.PolicyAuditAnnotation) {
+	switch an.Action {
+	case validating.AuditAnnotationActionPublish:
+		value := an.Value
+		if len(value) > maxAuditAnnotationValueLength {
+			value = value[:maxAuditAnnotationValueLength]
+		}
+		ev.report(p, rules.Info, "", fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' adds audit annotation %s/%s: %s", p.name, binding.Name, p.name, an.Key, value))
+	case validating.AuditAnnotationActionError:
+		ev.report(p, rules.Error, "", deniedMessage(p.name, binding, an.Error))
+	}
+}
+
+// configError reports a policy or binding that cannot be evaluated as the
+// server does under the policy's failurePolicy: nothing for Ignore, a
+// denial for Fail (the default).
+func (ev *objectEval) configError(err error, p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding) {
+	policy := admissionv1.Fail
+	if p.spec.Spec.FailurePolicy != nil {
+		policy = *p.spec.Spec.FailurePolicy
+	}
+	switch policy {
+	case admissionv1.Ignore:
+		return
+	case admissionv1.Fail:
+		what := "policy"
+		if binding != nil {
+			what = "binding"
+		}
+		ev.report(p, rules.Error, "", deniedMessage(p.name, binding, fmt.Errorf("failed to configure %s: %w", what, err).Error()))
+	default:
+		ev.report(p, rules.Error, "", deniedMessage(p.name, binding, fmt.Errorf("unrecognized failure policy: '%v'", policy).Error()))
+	}
+}
+
+func (ev *objectEval) report(p *policyEntry, sev rules.Severity, field, msg string) {
+	ev.out = append(ev.out, rules.Diagnostic{Rule: p.ruleID, Severity: sev, Object: ev.o, Field: field, Message: msg})
 }
 
 // definitionMatches is the matcher's DefinitionMatches, answered from the

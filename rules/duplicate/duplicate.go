@@ -50,7 +50,7 @@ type definition struct {
 func prepare(p *rules.Pass) (rules.Judge, error) {
 	var mu sync.Mutex
 	first := map[[16]byte]definition{} // the first definition seen of each identity
-	var more []copyOf                   // the others, rare
+	var more []copyOf                  // the others, rare
 	p.Finish(func() { report(p, first, more) })
 	return func(o *manifest.Object) {
 		if o.Name == "" || !named(o) {

@@ -15,8 +15,8 @@ import (
 var checker = ruletest.Combine("jobset", Checker, policies.NewChecker("jobset-policies", func(id string) bool { return strings.HasPrefix(id, "jobset/") }))
 
 func TestFixtures(t *testing.T) {
-	if len(checker.Rules) != 7 {
-		t.Errorf("%d jobset rules, want 7", len(checker.Rules))
+	if len(checker.Rules) <= len(Checker.Rules) {
+		t.Error("no policy implements a jobset rule")
 	}
 	ruletest.CheckFixtures(t, checker)
 }

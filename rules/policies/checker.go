@@ -50,6 +50,9 @@ func NewChecker(name string, keep func(ruleID string) bool) *rules.Checker {
 					}
 					d.Rule, d.Severity = p.Rule, p.Severity
 					d.Message = strings.TrimPrefix(d.Message, deniedPrefix(p.Name))
+					if fixer := fixers[p.Rule]; fixer != nil {
+						d.Fix = fixer(o, d.Field, pass.Options.KubeVersion)
+					}
 					pass.Report(d)
 				}
 			}, nil

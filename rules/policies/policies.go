@@ -17,6 +17,7 @@
 package policies
 
 import (
+	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -30,6 +31,46 @@ import (
 
 //go:embed *.yaml
 var files embed.FS
+
+// helpers are CEL variables several policies share (the pod templates of a
+// workload), written once. A policy line "# kiln:include helpers/NAME.yaml"
+// stands for the file's lines, indented as the marker; policies are
+// expanded when loaded, so kiln lint and kiln policies export see whole
+// policies.
+//
+//go:embed helpers/*.yaml
+var helpers embed.FS
+
+// includeMarker starts a line that stands for a helper file.
+const includeMarker = "# kiln:include "
+
+// expandHelpers replaces every include line of a policy by the helper's lines.
+func expandHelpers(name string, data []byte) ([]byte, error) {
+	if !bytes.Contains(data, []byte(includeMarker)) {
+		return data, nil
+	}
+	var out bytes.Buffer
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		trimmed := bytes.TrimLeft(line, " ")
+		file, ok := bytes.CutPrefix(bytes.TrimRight(trimmed, "\n"), []byte(includeMarker))
+		if !ok {
+			out.Write(line)
+			continue
+		}
+		h, err := fs.ReadFile(helpers, string(file))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s%s: %v", name, includeMarker, file, err)
+		}
+		indent := line[:len(line)-len(trimmed)]
+		for _, hl := range bytes.SplitAfter(h, []byte("\n")) {
+			if len(bytes.TrimSpace(hl)) > 0 {
+				out.Write(indent)
+			}
+			out.Write(hl)
+		}
+	}
+	return out.Bytes(), nil
+}
 
 // Annotations on a policy that describe its rule.
 const (
@@ -117,6 +158,9 @@ func load(fsys fs.FS) ([]*Policy, error) {
 	for _, name := range names {
 		data, err := fs.ReadFile(fsys, name)
 		if err != nil {
+			return nil, err
+		}
+		if data, err = expandHelpers(name, data); err != nil {
 			return nil, err
 		}
 		objs, errs := manifest.Parse(name, data)

@@ -26,15 +26,8 @@ func readPlanInput(t *testing.T) []*manifest.Object {
 	return objs
 }
 
-// fixable are the rules kiln fix repairs (fix.Rules, without the import).
-func fixable(rule string) bool {
-	switch rule {
-	case "psa/runAsNonRoot", "psa/seccompProfile_restricted", "psa/seccompProfile_baseline",
-		"psa/allowPrivilegeEscalation", "psa/capabilities_restricted", "psa/capabilities_baseline":
-		return true
-	}
-	return false
-}
+// fixable are the rules kiln fix repairs among psa's (their findings carry a fix).
+func fixable(rule string) bool { _, ok := fixActions[rule]; return ok }
 
 func TestPlanGolden(t *testing.T) {
 	plan, err := NewPlanWith(readPlanInput(t), manifest.LatestKube, PlanOptions{Fixable: fixable})

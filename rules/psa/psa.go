@@ -177,6 +177,7 @@ func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode) {
 				Message:  prefix + message(f.result),
 				Object:   o,
 				Field:    join(t.Path, field),
+				Fix:      fixFor(RuleID(id), t.Path),
 			})
 		}
 	}

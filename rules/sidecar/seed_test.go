@@ -7,17 +7,14 @@ import (
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
-	"github.com/kilnhq/kiln/rules/apiversions"
+	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
-	"github.com/kilnhq/kiln/rules/jobset"
-	"github.com/kilnhq/kiln/rules/policies"
-	"github.com/kilnhq/kiln/rules/storage"
 )
 
 // TestSeeds runs all of kiln's own checkers over the seed scenarios in
 // testdata/seed and compares the JSON reports with the golden files.
 func TestSeeds(t *testing.T) {
-	ruletest.CheckSeeds(t, "testdata/seed", policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker)
+	ruletest.CheckSeeds(t, "testdata/seed", checkers.Own()...)
 }
 
 // TestCompilerExamplesClean: what the compiler emits for the examples
@@ -31,7 +28,7 @@ func TestCompilerExamplesClean(t *testing.T) {
 	if errs := set.Errors(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	eng := &rules.Engine{Checkers: []*rules.Checker{policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
+	eng := &rules.Engine{Checkers: checkers.Own()}
 	res, err := eng.Run(set.Objects(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +41,7 @@ func TestCompilerExamplesClean(t *testing.T) {
 	}
 }
 
-// BenchmarkOwnCheckers runs kiln's four own checkers through the engine over
+// BenchmarkOwnCheckers runs kiln's own checkers through the engine over
 // every fixture of their packages, parsed 50 times over (about 7,000 objects).
 func BenchmarkOwnCheckers(b *testing.B) {
 	var files []string
@@ -59,7 +56,7 @@ func BenchmarkOwnCheckers(b *testing.B) {
 	for _, o := range objs {
 		o.Content() // decoded once per object, shared by all checkers (as in kiln lint)
 	}
-	eng := &rules.Engine{Checkers: []*rules.Checker{policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker}}
+	eng := &rules.Engine{Checkers: checkers.Own()}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -82,9 +79,9 @@ func FuzzOwnCheckers(f *testing.F) {
 			}
 		}
 	}
-	checkers := []*rules.Checker{policies.Checker, jobset.Checker, storage.Checker, apiversions.Checker}
-	eng := &rules.Engine{Checkers: checkers}
-	dropping := &rules.Engine{Checkers: checkers, DropContent: true}
+	own := checkers.Own()
+	eng := &rules.Engine{Checkers: own}
+	dropping := &rules.Engine{Checkers: own, DropContent: true}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		objs, _ := manifest.Parse("fuzz.yaml", data)
 		res, err := eng.Run(objs, nil)

@@ -1,7 +1,8 @@
-package fix
+package apiversions
 
 import (
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
 )
 
 // apiRewrite is a removed apiVersion whose replacement has the same schema
@@ -45,13 +46,17 @@ var apiRewrites = []apiRewrite{
 	{"flowcontrol.apiserver.k8s.io/v1beta3", "FlowSchema", "flowcontrol.apiserver.k8s.io/v1", v(29)},
 }
 
-// apiReplacement returns the apiVersion to rewrite an object to for the
-// target, or "" when kiln does not rewrite it automatically.
-func apiReplacement(apiVersion, kind string, kube manifest.KubeVersion) string {
+// rewriteFix is the fix of an api/removed finding: the replacement
+// apiVersion when it has the same schema and the target serves it, else nil
+// (the object is for a person to migrate).
+func rewriteFix(apiVersion, kind string, kube manifest.KubeVersion) *rules.Fix {
 	for _, r := range apiRewrites {
 		if r.from == apiVersion && r.kind == kind && kube.AtLeast(r.servedFrom) {
-			return r.to
+			return &rules.Fix{Action: rules.FixAPIVersion, APIVersion: r.to}
 		}
 	}
-	return ""
+	return nil
 }
+
+// FixableRules lists the api/… rules whose findings may carry a fix.
+func FixableRules() []string { return []string{Removed} }

@@ -1,0 +1,35 @@
+package rules
+
+// Fix is a repair a checker attaches to the diagnostic it reports, as
+// go/analysis attaches SuggestedFixes: what kiln fix does to the object so
+// that the finding goes away. The checker that knows what is wrong decides
+// whether a fix is safe (an apiVersion whose replacement has the same
+// schema, native sidecars on a target that has them); kiln fix applies the
+// fixes findings carry and knows no rule IDs.
+type Fix struct {
+	Action FixAction
+	// Template is the path of the pod template the repair applies to, as
+	// manifest.PodTemplate.Path ("" for a Pod).
+	Template string
+	// Container is the index in the template's containers[] of the
+	// container to make a native sidecar (FixNativeSidecar).
+	Container int
+	// APIVersion is the apiVersion to set (FixAPIVersion).
+	APIVersion string
+}
+
+// FixAction names a repair kiln fix knows how to make.
+type FixAction string
+
+// The repairs. The securityContext ones set the restricted Pod Security
+// value on the pod and every container of a template.
+const (
+	FixRunAsNonRoot           FixAction = "runAsNonRoot"             // runAsNonRoot: true
+	FixSeccompRestricted      FixAction = "seccompProfile"           // seccompProfile RuntimeDefault where unset or not allowed
+	FixSeccompBaseline        FixAction = "seccompProfile-baseline"  // Unconfined profiles removed
+	FixNoPrivilegeEscalation  FixAction = "allowPrivilegeEscalation" // allowPrivilegeEscalation: false
+	FixCapabilitiesRestricted FixAction = "capabilities"             // drop ALL, add only NET_BIND_SERVICE
+	FixCapabilitiesBaseline   FixAction = "capabilities-baseline"    // added capabilities beyond baseline removed
+	FixNativeSidecar          FixAction = "native-sidecar"           // a container moved to initContainers with restartPolicy: Always
+	FixAPIVersion             FixAction = "apiVersion"               // apiVersion set to Fix.APIVersion
+)
