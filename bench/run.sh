@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# make bench: kiln lint over generated corpora of 1,000 and 10,000 objects.
+# make bench: kiln lint over generated corpora of 1,000, 10,000, 50,000 and
+# 200,000 objects (SIZES= others; the two large ones take about 15 minutes
+# on 2 cores and 400 MB of disk, one run each: LARGE_RUNS=).
 # Prints objects/s, wall and CPU seconds and peak RSS for (a) a bare YAML
 # parse + decode of the same files, (b) Pod Security Admission only, and
 # (c) everything: PSA, ten users' ValidatingAdmissionPolicies
@@ -29,7 +31,10 @@ export RUNS=${RUNS:-3} # each row: median of RUNS runs, largest peak RSS
 echo "machine: $(nproc) cores, $(go version | cut -d' ' -f3); rows are medians of $RUNS runs (peak RSS: the largest)"
 echo "| run                          | objects |  objects/s |  wall s |   cpu s |  RSS MB |"
 echo "|------------------------------|---------|------------|---------|---------|---------|"
-for n in ${SIZES:-1000 10000}; do
+small_runs=$RUNS
+for n in ${SIZES:-1000 10000 50000 200000}; do
+  RUNS=$small_runs
+  [ "$n" -le 10000 ] || RUNS=${LARGE_RUNS:-1}
   dir="$OUT/corpus-$n"
   [ -d "$dir" ] || python3 "$GEN" "$n" "$dir" >/dev/null 2>&1
   "$OUT/measure" "(a) parse only, $n" "$n" -- "$OUT/parseonly" "$dir"

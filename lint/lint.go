@@ -33,6 +33,12 @@ type Input struct {
 	// Policies are the --policy files and directories, whose bindings may
 	// name params among the input.
 	Policies []string
+	// Context are more files read in the first pass only: the rest of the
+	// repository when only some of its files are linted (pre-commit passes
+	// the staged ones), so that their Namespaces, policies, params, CRDs and
+	// StorageClasses count as in a whole-tree run. Nothing is reported on
+	// them.
+	Context []string
 }
 
 // Output is a run's result and what reading the inputs found.
@@ -76,6 +82,13 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, record: record})
 	if err != nil {
 		return nil, err
+	}
+	if len(in.Context) > 0 {
+		contextOnly := map[string]bool{}
+		for _, f := range in.Context {
+			contextOnly[f] = true
+		}
+		res = res.Keep(func(f rules.Finding) bool { return !contextOnly[f.Pos.File] })
 	}
 	res.Files = files
 	res.Summary.Files = len(files)
@@ -218,21 +231,27 @@ func (f *firstPass) compiled(objs []*manifest.Object) []*manifest.Object {
 
 // readContext is the first pass.
 func readContext(in Input, stdin *manifest.Source) *firstPass {
-	perFile := make([][]*manifest.Object, len(in.Files))
-	kinds := make([]map[string]bool, len(in.Files)) // the kinds each file holds, for params
-	each(len(in.Files), func(i int) {
-		if in.Files[i] == manifest.Stdin {
+	scan := append(append([]string(nil), in.Files...), in.Context...)
+	perFile := make([][]*manifest.Object, len(scan))
+	kinds := make([]map[string]bool, len(scan)) // the kinds each file holds, for params
+	each(len(scan), func(i int) {
+		if scan[i] == manifest.Stdin {
 			return
 		}
 		kinds[i] = map[string]bool{}
-		perFile[i] = selectFile(in.Files[i], func(s manifest.Scanned) bool {
+		perFile[i] = selectFile(scan[i], func(s manifest.Scanned) bool {
 			kinds[i][s.Group()+"/"+s.Kind] = true
-			return staticContext(s.Group(), s.Kind) || compiler.IsSpecKind(s.Group(), s.Kind)
+			linted := i < len(in.Files) // App specs of context files are not compiled
+			return staticContext(s.Group(), s.Kind) || linted && compiler.IsSpecKind(s.Group(), s.Kind)
 		})
 	})
 	var objs []*manifest.Object // from files, then in memory (stdin, units)
-	for _, fo := range perFile {
-		objs = append(objs, fo...)
+	for i, fo := range perFile {
+		for _, o := range fo {
+			if i < len(in.Files) || staticContext(o.Group(), o.Kind) {
+				objs = append(objs, o)
+			}
+		}
 	}
 	var inMemory []*manifest.Object
 	if stdin != nil {
@@ -282,10 +301,10 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 	// bindings are known.
 	refs := paramRefsOf(append(append([]*manifest.Object(nil), keep...), manifest.Read(in.Policies, nil).Objects()...))
 	if len(refs) > 0 {
-		params := make([][]*manifest.Object, len(in.Files))
-		each(len(in.Files), func(i int) {
+		params := make([][]*manifest.Object, len(scan))
+		each(len(scan), func(i int) {
 			if kinds[i] != nil && refs.anyKindIn(kinds[i]) {
-				params[i] = selectFile(in.Files[i], refs.wantsScanned)
+				params[i] = selectFile(scan[i], refs.wantsScanned)
 			}
 		})
 		for _, ps := range params {

@@ -150,3 +150,38 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// TestRepoContext: linting one file with the rest of the repository as
+// context (what pre-commit's staged-files run gets) gives that file's
+// findings of a whole-tree run, and nothing on the context files; except
+// the rules that relate judged objects to each other (a duplicate or a
+// shared claim in a file not linted is not seen: context is the kinds
+// checkers prepare with, not every object).
+func TestRepoContext(t *testing.T) {
+	all := expand(t, "testdata/context")
+	whole, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: all}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range all {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			var others []string
+			for _, f := range all {
+				if f != file {
+					others = append(others, f)
+				}
+			}
+			one, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: []string{file}, Context: others}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := whole.Result.Keep(func(f rules.Finding) bool {
+				return f.Pos.File == file && f.Rule != "object/duplicate"
+			})
+			want.Summary.Objects = one.Result.Summary.Objects
+			if got, w := describe(one.Result), describe(want); got != w {
+				t.Errorf("with the repository as context:\n%s\nwhole tree, this file:\n%s", got, w)
+			}
+		})
+	}
+}

@@ -46,6 +46,9 @@ type Inputs struct {
 	Charts, Kustomizations int
 	// Config is the config file used ("" for none).
 	Config string
+	// ContextFiles counts the other files of the repository read for
+	// context only (kiln lint of some files: pre-commit).
+	ContextFiles int
 }
 
 // inputError is an input error's position and message, split.

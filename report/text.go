@@ -127,6 +127,9 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 			}
 		}
 	}
+	if in.ContextFiles > 0 {
+		bw.WriteString("context: Namespaces, policies, params, CRDs and StorageClasses of " + plural(in.ContextFiles, "other file") + " of the repository (--no-repo-context to skip)\n")
+	}
 	if in.Config != "" {
 		bw.WriteString("config: " + in.Config + "\n")
 	}

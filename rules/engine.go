@@ -312,18 +312,7 @@ func (r *run) result(passes []*Pass) *Result {
 		found = append(found, unused...)
 	}
 	res.Findings = sortAndDedup(found)
-	for _, f := range res.Findings {
-		switch {
-		case f.Suppressed != nil:
-			res.Summary.Suppressed++
-		case f.Severity == Error:
-			res.Summary.Errors++
-		case f.Severity == Warning:
-			res.Summary.Warnings++
-		default:
-			res.Summary.Infos++
-		}
-	}
+	res.Summary.count(res.Findings)
 	return res
 }
 

@@ -14,24 +14,36 @@ func (r *Result) OnObjects(objs []*manifest.Object) *Result {
 	for _, o := range objs {
 		keep[key{o.File, o.Ref()}] = true
 	}
+	return r.Keep(func(f Finding) bool { return keep[key{f.Pos.File, f.Object}] })
+}
+
+// Keep returns the result with only the findings keep accepts, the
+// summary's finding counts recounted.
+func (r *Result) Keep(keep func(Finding) bool) *Result {
 	out := *r
 	out.Findings = nil
-	out.Summary.Errors, out.Summary.Warnings, out.Summary.Infos, out.Summary.Suppressed = 0, 0, 0, 0
 	for _, f := range r.Findings {
-		if !keep[key{f.Pos.File, f.Object}] {
-			continue
-		}
-		out.Findings = append(out.Findings, f)
-		switch {
-		case f.Suppressed != nil:
-			out.Summary.Suppressed++
-		case f.Severity == Error:
-			out.Summary.Errors++
-		case f.Severity == Warning:
-			out.Summary.Warnings++
-		default:
-			out.Summary.Infos++
+		if keep(f) {
+			out.Findings = append(out.Findings, f)
 		}
 	}
+	out.Summary.count(out.Findings)
 	return &out
+}
+
+// count sets the finding counts of the summary.
+func (s *Summary) count(fs []Finding) {
+	s.Errors, s.Warnings, s.Infos, s.Suppressed = 0, 0, 0, 0
+	for _, f := range fs {
+		switch {
+		case f.Suppressed != nil:
+			s.Suppressed++
+		case f.Severity == Error:
+			s.Errors++
+		case f.Severity == Warning:
+			s.Warnings++
+		default:
+			s.Infos++
+		}
+	}
 }

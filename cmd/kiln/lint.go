@@ -132,6 +132,66 @@ func nearestConfig(paths []string) string {
 	}
 }
 
+// repoContext lists the other manifest files of the Git repository when
+// only files are named (pre-commit passes the staged ones), so that they
+// are judged with the context of a whole-tree run: lint reads them for
+// Namespaces, policies, params, CRDs and StorageClasses and reports nothing
+// on them. It is empty for directories, stdin, or files outside a
+// repository.
+func repoContext(args []string, found *discover.Result, cfg *rules.Config) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	for _, a := range args {
+		if fi, err := os.Stat(a); a == manifest.Stdin || err != nil || fi.IsDir() {
+			return nil
+		}
+	}
+	root := repoRoot(args[0])
+	if root == "" {
+		return nil
+	}
+	linted := map[string]bool{}
+	for _, f := range found.Files {
+		if abs, err := filepath.Abs(f); err == nil {
+			linted[abs] = true
+		}
+	}
+	files, _ := manifest.Expand([]string{root})
+	var out []string
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil || linted[abs] || cfg.Excluded(f) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// repoRoot returns the nearest directory above path that holds .git
+// (relative to the current directory where it can be), or "".
+func repoRoot(path string) string {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, dir); err == nil {
+					return rel
+				}
+			}
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
@@ -277,7 +337,7 @@ func printInputErrors(e *env, errs []error) {
 func newLintCmd(e *env) *cobra.Command {
 	var lf lintFlags
 	var format, failOn string
-	var noColor, showSuppressed, listSkipped bool
+	var noColor, showSuppressed, listSkipped, noRepoContext bool
 	var helm discover.ChartSettings
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...|-]",
@@ -302,15 +362,19 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 				return err
 			}
 			found := discoverAll(args, cfg, opts, helm)
-			out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg},
-				lint.Input{Files: found.Files, Units: found.Units, Stdin: e.stdin, Policies: opts.Policies}, format == "junit")
+			in := lint.Input{Files: found.Files, Units: found.Units, Stdin: e.stdin, Policies: opts.Policies}
+			if !noRepoContext {
+				in.Context = repoContext(args, found, cfg)
+			}
+			out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg}, in, format == "junit")
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
 			}
 			res, inputErrs := out.Result, append(found.Errs, out.Errs...)
+			inputs := inputsFound(found, inputErrs, out.Skipped, cfg, listSkipped)
+			inputs.ContextFiles = len(in.Context)
 			if err := report.Write(e.stdout, format, res, report.Options{
-				Color: useColor(e, noColor), ShowSuppressed: showSuppressed, ToolVersion: version,
-				Inputs: inputsFound(found, inputErrs, out.Skipped, cfg, listSkipped),
+				Color: useColor(e, noColor), ShowSuppressed: showSuppressed, ToolVersion: version, Inputs: inputs,
 			}); err != nil {
 				return err
 			}
@@ -325,6 +389,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "lowest severity that makes kiln exit 1: "+failOnValues)
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
 	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")
+	cmd.Flags().BoolVar(&noRepoContext, "no-repo-context", false, "when only files are named, do not read the rest of their Git repository for Namespaces, policies, params, CRDs and StorageClasses")
 	cmd.Flags().BoolVar(&listSkipped, "list-skipped", false, "list the files skipped as not Kubernetes objects in the text output, with why")
 	cmd.Flags().StringArrayVar(&helm.ValueFiles, "values", nil, "Helm values file for the charts linted (repeatable; over each chart's values.yaml)")
 	cmd.Flags().StringArrayVar(&helm.Set, "set", nil, "Helm value for the charts linted, as helm --set a.b=c (repeatable)")
