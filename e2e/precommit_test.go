@@ -124,6 +124,17 @@ func checkLintHook(t *testing.T, r *gitRepo) {
 	if r.head() != before {
 		t.Errorf("HEAD moved: the bad commit went through")
 	}
+	// The repository's context counts though only one file is staged: a
+	// Namespace committed earlier lets its privileged workload through,
+	// as a whole-tree lint would (--repo-context in the hook).
+	ns := r.commit("privileged namespace", map[string]string{"ops/ns-tools.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: tools\n  labels: {pod-security.kubernetes.io/enforce: privileged}\n"})
+	if ns.code != 0 {
+		t.Fatalf("a Namespace was blocked:\n%s%s", ns.stdout, ns.stderr)
+	}
+	tools := r.commit("privileged tool", map[string]string{"deploy/tools.yaml": strings.ReplaceAll(badDeployment, "namespace: shop", "namespace: tools")})
+	if tools.code != 0 {
+		t.Errorf("a privileged workload in a privileged Namespace committed earlier was blocked: the hook did not read the repository's context\n%s%s", tools.stdout, tools.stderr)
+	}
 	// Non-manifests the hook excludes (.github workflows, kustomization) do not break it.
 	other := r.commit("workflow", map[string]string{
 		".github/workflows/ci.yml":  "on: push\njobs: {}\n",

@@ -128,7 +128,7 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 		}
 	}
 	if in.ContextFiles > 0 {
-		bw.WriteString("context: Namespaces, policies, params, CRDs and StorageClasses of " + plural(in.ContextFiles, "other file") + " of the repository (--no-repo-context to skip)\n")
+		bw.WriteString("context: Namespaces, policies, params, CRDs and StorageClasses of " + plural(in.ContextFiles, "other file") + " of the repository (--repo-context)\n")
 	}
 	if in.Config != "" {
 		bw.WriteString("config: " + in.Config + "\n")

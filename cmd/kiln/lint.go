@@ -337,7 +337,7 @@ func printInputErrors(e *env, errs []error) {
 func newLintCmd(e *env) *cobra.Command {
 	var lf lintFlags
 	var format, failOn string
-	var noColor, showSuppressed, listSkipped, noRepoContext bool
+	var noColor, showSuppressed, listSkipped, repoCtx bool
 	var helm discover.ChartSettings
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...|-]",
@@ -363,7 +363,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			}
 			found := discoverAll(args, cfg, opts, helm)
 			in := lint.Input{Files: found.Files, Units: found.Units, Stdin: e.stdin, Policies: opts.Policies}
-			if !noRepoContext {
+			if repoCtx {
 				in.Context = repoContext(args, found, cfg)
 			}
 			out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg}, in, format == "junit")
@@ -389,7 +389,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 	cmd.Flags().StringVar(&failOn, "fail-on", "error", "lowest severity that makes kiln exit 1: "+failOnValues)
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
 	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")
-	cmd.Flags().BoolVar(&noRepoContext, "no-repo-context", false, "when only files are named, do not read the rest of their Git repository for Namespaces, policies, params, CRDs and StorageClasses")
+	cmd.Flags().BoolVar(&repoCtx, "repo-context", false, "when only files are named (pre-commit's staged files), read the rest of their Git repository for its Namespaces, policies, params, CRDs and StorageClasses, as a whole-tree run would (nothing is reported on those files)")
 	cmd.Flags().BoolVar(&listSkipped, "list-skipped", false, "list the files skipped as not Kubernetes objects in the text output, with why")
 	cmd.Flags().StringArrayVar(&helm.ValueFiles, "values", nil, "Helm values file for the charts linted (repeatable; over each chart's values.yaml)")
 	cmd.Flags().StringArrayVar(&helm.Set, "set", nil, "Helm value for the charts linted, as helm --set a.b=c (repeatable)")
