@@ -24,6 +24,9 @@ type Options struct {
 	Color bool
 	// ShowSuppressed lists suppressed findings, with their reasons, in the text format.
 	ShowSuppressed bool
+	// Width wraps long findings of the text format at this many columns
+	// (the terminal's width); 0 never wraps.
+	Width int
 	// ToolVersion is kiln's version, for formats that name the tool.
 	ToolVersion string
 	// Inputs is what the run read beside its findings.

@@ -145,3 +145,32 @@ func contains(lines []string, s string) bool {
 	}
 	return false
 }
+
+// TestTextWrap: at a terminal's width a finding too long for it puts its
+// message on indented lines of its own, broken between words, that fit;
+// the words are all there, in order; shorter findings stay on one line.
+func TestTextWrap(t *testing.T) {
+	res := fixture()
+	for _, width := range []int{60, 80, 120} {
+		out := string(render(t, "text", res, Options{Width: width}))
+		flat := string(render(t, "text", res, Options{}))
+		var words, flatWords []string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "    ") && len(line) > width {
+				if w := strings.Fields(line); len(w) > 1 { // a single long word may overflow
+					t.Errorf("width %d: wrapped line of %d columns: %q", width, len(line), line)
+				}
+			}
+			words = append(words, strings.Fields(line)...)
+		}
+		for _, line := range strings.Split(flat, "\n") {
+			flatWords = append(flatWords, strings.Fields(line)...)
+		}
+		if strings.Join(words, " ") != strings.Join(flatWords, " ") {
+			t.Errorf("width %d: wrapping changed the words:\n%s", width, out)
+		}
+		if width == 60 && !strings.Contains(out, "\n    ") {
+			t.Errorf("width 60: nothing wrapped:\n%s", out)
+		}
+	}
+}

@@ -60,7 +60,15 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 			sev = paint(f.Severity.String(), color.Faint)
 			msg += " " + paint("["+indentLines(suppressionNote(f.Suppressed))+"]", color.Faint)
 		}
-		bw.WriteString(position(f) + "  " + sev + "  " + f.Rule + "  " + msg + "\n")
+		head := position(f) + "  " + sev + "  " + f.Rule
+		plain := len(position(f)) + len(f.Severity.String()) + len(f.Rule) + 6 + len(msg)
+		if opts.Width > 0 && plain > opts.Width && !strings.Contains(msg, "\n") {
+			// Too long for the terminal: the message on lines of its own,
+			// indented, broken between words.
+			bw.WriteString(head + "\n" + wrap(msg, opts.Width-4, "    ") + "\n")
+			continue
+		}
+		bw.WriteString(head + "  " + msg + "\n")
 	}
 	if !first {
 		bw.WriteString("\n")
@@ -136,6 +144,29 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 }
 
 // indentLines keeps a multi-line message readable under its finding line.
+// wrap breaks s between words into lines of at most width characters (a
+// longer word stays whole), each starting with indent.
+func wrap(s string, width int, indent string) string {
+	width = max(width, 20)
+	var b strings.Builder
+	line := 0
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == 0:
+			b.WriteString(indent)
+		case line+1+len(word) > width:
+			b.WriteString("\n" + indent)
+			line = 0
+		default:
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	return b.String()
+}
+
 func indentLines(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	return strings.ReplaceAll(s, "\n", "\n    ")

@@ -12,6 +12,7 @@ import (
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
 	"github.com/spf13/cobra"
 )
 
@@ -319,6 +320,20 @@ func useColor(e *env, noColor bool) bool {
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
+// terminalWidth is the width of the terminal the text report goes to, for
+// wrapping long findings; 0 (no wrapping) when stdout is not a terminal.
+func terminalWidth(e *env) int {
+	f, ok := e.stdout.(*os.File)
+	if !ok || !isatty.IsTerminal(f.Fd()) {
+		return 0
+	}
+	w, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || w < 40 {
+		return 0
+	}
+	return w
+}
+
 // colorAllowed is useColor's decision before the terminal check. An empty
 // NO_COLOR does not count (no-color.org); TERM=dumb is a terminal without
 // escape sequences (Emacs shells, some CI logs).
@@ -374,7 +389,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			inputs := inputsFound(found, inputErrs, out.Skipped, cfg, listSkipped)
 			inputs.ContextFiles = len(in.Context)
 			if err := report.Write(e.stdout, format, res, report.Options{
-				Color: useColor(e, noColor), ShowSuppressed: showSuppressed, ToolVersion: version, Inputs: inputs,
+				Color: useColor(e, noColor), Width: terminalWidth(e), ShowSuppressed: showSuppressed, ToolVersion: version, Inputs: inputs,
 			}); err != nil {
 				return err
 			}
