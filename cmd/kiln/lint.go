@@ -12,8 +12,8 @@ import (
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/mattn/go-isatty"
-	"golang.org/x/term"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 func init() { commands = append(commands, newLintCmd) }
