@@ -34,7 +34,7 @@ func Expand(objs []*manifest.Object) Expansion {
 	results, warns, cerrs := CompileAllWarn(specs)
 	x := Expansion{All: make([]*manifest.Object, 0, len(objs)), Warnings: warns}
 	for _, err := range cerrs {
-		x.Errors = append(x.Errors, unjoin(err)...)
+		x.Errors = append(x.Errors, Unjoin(err)...)
 	}
 	next := 0
 	for _, o := range objs {
@@ -49,12 +49,13 @@ func Expand(objs []*manifest.Object) Expansion {
 	return x
 }
 
-// unjoin splits an errors.Join error into its parts.
-func unjoin(err error) []error {
+// Unjoin splits an errors.Join error (CompileAll's per-spec errors) into
+// its parts, one positioned error each.
+func Unjoin(err error) []error {
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		var out []error
 		for _, e := range j.Unwrap() {
-			out = append(out, unjoin(e)...)
+			out = append(out, Unjoin(e)...)
 		}
 		return out
 	}

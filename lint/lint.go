@@ -274,7 +274,7 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 	if len(specs) > 0 {
 		results, cerrs := compiler.CompileAll(specs)
 		for _, err := range cerrs {
-			f.specErrs = append(f.specErrs, unjoin(err)...)
+			f.specErrs = append(f.specErrs, compiler.Unjoin(err)...)
 		}
 		for i, s := range specs {
 			f.specs[s.Key()] = results[i]
@@ -349,16 +349,4 @@ func staticContext(group, kind string) bool {
 		return true
 	}
 	return false
-}
-
-// unjoin splits an errors.Join error into its parts.
-func unjoin(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, unjoin(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }
