@@ -56,10 +56,7 @@ type Output struct {
 // refs, each file of the Result lists its objects (for per-object
 // reports); else only the files are listed.
 func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
-	stdin, err := readStdin(in)
-	if err != nil {
-		return nil, err
-	}
+	stdin := readStdin(in)
 	first := readContext(in, stdin)
 	e := *eng
 	e.DropContent = true
@@ -172,13 +169,13 @@ func (f *feed) Find(orders []int64) map[int64]*manifest.Object {
 }
 
 // readStdin reads standard input once, if it is among the files.
-func readStdin(in Input) (*manifest.Source, error) {
+func readStdin(in Input) *manifest.Source {
 	for _, f := range in.Files {
 		if f == manifest.Stdin {
-			return manifest.ReadFile(manifest.Stdin, in.Stdin), nil
+			return manifest.ReadFile(manifest.Stdin, in.Stdin)
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // each calls fn(i) for every i in [0, n) on every core, a few files in
