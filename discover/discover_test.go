@@ -107,8 +107,8 @@ func TestOverlayWithPatchPointsAtSources(t *testing.T) {
 	if r := c["spec"].(map[string]any)["replicas"]; r != int64(3) {
 		t.Errorf("replicas = %v, want the patch's 3", r)
 	}
-	if _, ok := d.Annotations[originAnnotation]; ok {
-		t.Errorf("origin annotation left on the object")
+	if _, ok := d.Annotations[originKey]; ok || len(d.Annotations) > 0 {
+		t.Errorf("annotations %v left on the object", d.Annotations)
 	}
 	tests := []struct{ field, want string }{
 		{"", "testdata/repo/kust/base/deployment.yaml:1:1"},
@@ -231,14 +231,5 @@ func FuzzTraceLines(f *testing.F) {
 				t.Fatalf("line %d outside the template's %d lines", l, n)
 			}
 		}
-	})
-}
-
-// FuzzWithOriginAnnotations: any kustomization text comes back parseable or unchanged.
-func FuzzWithOriginAnnotations(f *testing.F) {
-	f.Add([]byte("resources: [a.yaml]\n"))
-	f.Add([]byte("buildMetadata: [originAnnotations]\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_ = withOriginAnnotations(data)
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -53,6 +52,7 @@ func isComponent(file string) bool {
 // collected and returned once each.
 func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
+	shared := &buildShared{sources: newSources(), origins: newOriginIndex()}
 	notes := captureStderr()
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -61,7 +61,7 @@ func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				out[i] = buildKustomization(dirs[i])
+				out[i] = buildKustomization(dirs[i], shared)
 			}
 		}()
 	}
@@ -104,21 +104,33 @@ func captureStderr() func() []string {
 	}
 }
 
+// buildShared is what the builds of one discovery share: the resource
+// files as kustomize reads them and the parsed source files.
+type buildShared struct {
+	sources *sources
+	origins *originIndex
+}
+
 // buildKustomization runs kustomize's own kustomizer (krusty) on dir, with
 // plugins, exec functions and Helm disabled (kustomize's defaults) and
 // remote bases refused before the build can fetch them.
-func buildKustomization(dir string) *kustBuild {
+func buildKustomization(dir string, shared *buildShared) *kustBuild {
 	b := &kustBuild{dir: dir, file: kustomizationFile(dir), read: map[string]bool{}}
 	src := &manifest.Source{Path: b.file}
 	b.source = src
 	b.component = isComponent(b.file)
-	if ref, pos := findRemote(dir, map[string]bool{}); ref != "" {
-		b.remote, b.remotePos = ref, pos
+	tree := scanTree(dir)
+	if tree.remote != "" {
+		b.remote, b.remotePos = tree.remote, tree.remotePos
 		return b
 	}
-	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), root: absOr(b.file), read: b.read}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	m, err := k.Run(rfs, absOr(dir))
+	// kustomize reads the schemas of the CRDs a crds: field names.
+	stub := !tree.crdsField
+	objs, errs, err := runKustomize(b, tree, shared, stub)
+	if stub && err != nil {
+		clear(b.read)
+		objs, errs, err = runKustomize(b, tree, shared, false)
+	}
 	if err != nil && needsPlugin(err) {
 		b.plugin = plainKustomizeError(err)
 		return b
@@ -127,36 +139,51 @@ func buildKustomization(dir string) *kustBuild {
 		src.Errs = append(src.Errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize build failed: " + plainKustomizeError(err)})
 		return b
 	}
-	origins := newOriginIndex()
-	for i, r := range m.Resources() {
-		origin, _ := r.GetOrigin()
-		node, err := resourceNode(r)
-		if err != nil {
-			src.Errs = append(src.Errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize output: " + err.Error()})
-			continue
-		}
-		file := origins.place(dir, b.file, origin, node)
-		o, err := manifest.NewRenderedObject(file, dir, i, node)
-		if err != nil {
-			src.Errs = append(src.Errs, err)
-			continue
-		}
-		src.Objects = append(src.Objects, o)
-	}
+	src.Objects, src.Errs = objs, append(src.Errs, errs...)
 	return b
 }
 
-// resourceNode returns a resource's YAML without kustomize's origin annotation.
-func resourceNode(r *resource.Resource) (*yaml.Node, error) {
-	rn := r.DeepCopy()
-	annos := rn.GetAnnotations()
-	if _, ok := annos[originAnnotation]; ok {
-		delete(annos, originAnnotation)
-		if err := rn.SetAnnotations(annos); err != nil {
-			return nil, err
-		}
+// runKustomize builds b.dir, reading large CRDs with schema placeholders
+// when stub is set; err is the build's error, or errStubTouched.
+func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) ([]*manifest.Object, []error, error) {
+	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), read: b.read, resources: tree.resources, sources: shared.sources, stub: stub}
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	m, err := k.Run(rfs, absOr(b.dir))
+	if err != nil {
+		return nil, nil, err
 	}
-	data, err := rn.AsYAML()
+	var objs []*manifest.Object
+	var errs []error
+	for i, r := range m.Resources() {
+		node, err := resourceNode(r)
+		if err != nil {
+			errs = append(errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize output: " + err.Error()})
+			continue
+		}
+		if stub {
+			if err := shared.sources.restore(node); err != nil {
+				return nil, nil, err
+			}
+		}
+		originFile, originLine := takeOrigin(node)
+		if rel, err := filepath.Rel(absOr(b.dir), originFile); err == nil && originFile != "" {
+			// The path as the user wrote the directory: relative stays relative.
+			originFile = filepath.Join(b.dir, rel)
+		}
+		file := shared.origins.place(b.file, originFile, originLine, tree.generators, node)
+		o, err := manifest.NewRenderedObject(file, b.dir, i, node)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		objs = append(objs, o)
+	}
+	return objs, errs, nil
+}
+
+// resourceNode returns a resource's YAML as a node of its own.
+func resourceNode(r *resource.Resource) (*yaml.Node, error) {
+	data, err := r.AsYAML()
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +197,6 @@ func resourceNode(r *resource.Resource) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
-const originAnnotation = "config.kubernetes.io/origin"
-
 // plainKustomizeError drops kustomize's wrapping of absolute paths where it
 // can, keeping its message.
 func plainKustomizeError(err error) string {
@@ -182,14 +207,15 @@ func plainKustomizeError(err error) string {
 	return msg
 }
 
-// recordingFS is the disk, recording every file a build reads and adding
-// buildMetadata: [originAnnotations] to the root kustomization so that each
-// object says which file it came from.
+// recordingFS is the disk, recording every file a build reads and giving
+// kustomize the resource files as sources prepares them.
 type recordingFS struct {
 	filesys.FileSystem
-	root string
-	mu   sync.Mutex
-	read map[string]bool
+	mu        sync.Mutex
+	read      map[string]bool
+	resources map[string]bool
+	sources   *sources
+	stub      bool
 }
 
 func (f *recordingFS) ReadFile(path string) ([]byte, error) {
@@ -201,59 +227,64 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 	f.mu.Lock()
 	f.read[abs] = true
 	f.mu.Unlock()
-	if abs == f.root {
-		return withOriginAnnotations(data), nil
+	if f.resources[abs] {
+		return f.sources.resource(abs, data, f.stub), nil
 	}
 	return data, nil
 }
 
-// withOriginAnnotations adds originAnnotations to a kustomization's
-// buildMetadata (in memory; the user's file is never written).
-func withOriginAnnotations(data []byte) []byte {
-	rn, err := yaml.Parse(string(data))
-	if err != nil {
-		return data
-	}
-	var k types.Kustomization
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		return data
-	}
-	for _, m := range k.BuildMetadata {
-		if m == types.OriginAnnotations {
-			return data
-		}
-	}
-	list := append(append([]string(nil), k.BuildMetadata...), types.OriginAnnotations)
-	if err := rn.PipeE(yaml.SetField("buildMetadata", yaml.NewListRNode(list...))); err != nil {
-		return data
-	}
-	out, err := rn.String()
-	if err != nil {
-		return data
-	}
-	return []byte(out)
+// treeFacts is what kiln needs to know of a kustomization and the local
+// kustomizations it includes before building it.
+type treeFacts struct {
+	// remote is the first remote reference (a URL or git repository) among
+	// resources, bases and components, with where it is written.
+	remote    string
+	remotePos manifest.Position
+	// crdsField is set when one of them has a crds: field.
+	crdsField bool
+	// resources are the absolute paths of the files listed as resources.
+	resources map[string]bool
+	// generators are the ConfigMap and Secret generators, in tree order.
+	generators []generator
 }
 
-// findRemote returns the first remote reference (a URL or git repository)
-// among the resources, bases and components of the kustomization in dir or
-// of the local kustomizations it includes, with where it is written.
-func findRemote(dir string, seen map[string]bool) (string, manifest.Position) {
+// generator is one entry of a configMapGenerator or secretGenerator.
+type generator struct {
+	file, key, name string
+}
+
+// scanTree reads the kustomization in dir and the local ones it includes.
+func scanTree(dir string) treeFacts {
+	t := treeFacts{resources: map[string]bool{}}
+	t.scan(dir, map[string]bool{})
+	return t
+}
+
+func (t *treeFacts) scan(dir string, seen map[string]bool) {
 	file := kustomizationFile(dir)
-	if file == "" || seen[absOr(dir)] {
-		return "", manifest.Position{}
+	if file == "" || seen[absOr(dir)] || t.remote != "" {
+		return
 	}
 	seen[absOr(dir)] = true
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return "", manifest.Position{}
+		return
 	}
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return "", manifest.Position{}
+		return
 	}
 	root := doc.Content[0]
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		switch root.Content[i].Value {
+		case "crds":
+			t.crdsField = true
+			continue
+		case "configMapGenerator", "secretGenerator":
+			for _, g := range root.Content[i+1].Content {
+				t.generators = append(t.generators, generator{file: file, key: root.Content[i].Value, name: scalarAt(g, "name")})
+			}
+			continue
 		case "resources", "bases", "components":
 		default:
 			continue
@@ -264,18 +295,23 @@ func findRemote(dir string, seen map[string]bool) (string, manifest.Position) {
 			}
 			ref := it.Value
 			local := filepath.Join(dir, ref)
-			if _, err := os.Stat(local); err == nil {
-				if r, pos := findRemote(local, seen); r != "" {
-					return r, pos
+			if st, err := os.Stat(local); err == nil {
+				if !st.IsDir() {
+					t.resources[absOr(local)] = true
+					continue
+				}
+				t.scan(local, seen)
+				if t.remote != "" {
+					return
 				}
 				continue
 			}
 			if isRemote(ref) {
-				return ref, manifest.Position{File: file, Line: it.Line, Column: it.Column}
+				t.remote, t.remotePos = ref, manifest.Position{File: file, Line: it.Line, Column: it.Column}
+				return
 			}
 		}
 	}
-	return "", manifest.Position{}
 }
 
 // isRemote reports whether a kustomization entry names something kustomize
@@ -292,45 +328,52 @@ func isRemote(ref string) bool {
 // originIndex parses each origin file once and places rendered objects on
 // the objects they came from.
 type originIndex struct {
-	files map[string][]*manifest.Object
+	mu    sync.Mutex
+	files map[string]*originFile
 }
 
-func newOriginIndex() *originIndex { return &originIndex{files: map[string][]*manifest.Object{}} }
+type originFile struct {
+	once sync.Once
+	objs []*manifest.Object
+}
 
-// place sets node's positions from the object the origin names (the
-// resource's own file, else the generator's kustomization) and returns the
-// file the positions point into.
-func (x *originIndex) place(dir, kustFile string, origin *resource.Origin, node *yaml.Node) string {
+func newOriginIndex() *originIndex { return &originIndex{files: map[string]*originFile{}} }
+
+// place sets node's positions from the document its origin names (file
+// and the line the document starts on), else from its generator's entry,
+// and returns the file the positions point into.
+func (x *originIndex) place(kustFile, file string, line int, gens []generator, node *yaml.Node) string {
 	clearPositions(node)
 	node.Line, node.Column = 1, 1
-	if origin == nil {
-		return kustFile
-	}
-	if origin.Repo == "" && origin.Path != "" {
-		file := filepath.Join(dir, origin.Path)
-		if src := x.match(file, node); src != nil {
+	if file != "" {
+		if src := x.match(file, line, node); src != nil {
 			copyPositions(node, src)
 		}
 		return file
 	}
-	if origin.ConfiguredIn != "" {
-		file := filepath.Join(dir, origin.ConfiguredIn)
-		if line := lineOf(file, generatorKey(origin.ConfiguredBy.Kind)); line > 0 {
-			node.Line = line
+	if g := generatorOf(gens, node); g != nil {
+		if l := lineOf(g.file, g.key+":"); l > 0 {
+			node.Line = l
 		}
-		return file
+		return g.file
 	}
 	return kustFile
 }
 
-func generatorKey(kind string) string {
-	switch kind {
-	case "ConfigMapGenerator":
-		return "configMapGenerator:"
-	case "SecretGenerator":
-		return "secretGenerator:"
+// generatorOf returns the generator a rendered ConfigMap or Secret came
+// from: the last (outermost) one of its kind whose name its name holds, the
+// longest such name first.
+func generatorOf(gens []generator, node *yaml.Node) *generator {
+	key := map[string]string{"ConfigMap": "configMapGenerator", "Secret": "secretGenerator"}[scalarAt(node, "kind")]
+	name := scalarAt(lookupNode(node, "metadata"), "name")
+	var best *generator
+	for i := range gens {
+		g := &gens[i]
+		if g.key == key && g.name != "" && strings.Contains(name, g.name) && (best == nil || len(g.name) >= len(best.name)) {
+			best = g
+		}
 	}
-	return ""
+	return best
 }
 
 // lineOf returns the 1-based line of the first line of file starting with prefix.
@@ -351,22 +394,30 @@ func lineOf(file, prefix string) int {
 }
 
 // match returns the node of the object in file a rendered node came from:
-// same kind and name, else a name the rendered one contains (a prefix or
-// suffix was added), else the only object of that kind.
-func (x *originIndex) match(file string, rendered *yaml.Node) *yaml.Node {
-	objs, ok := x.files[file]
+// the one whose document starts at line, else the same kind and name, else
+// a name the rendered one contains (a prefix or suffix was added), else the
+// only object of that kind.
+func (x *originIndex) match(file string, line int, rendered *yaml.Node) *yaml.Node {
+	x.mu.Lock()
+	f, ok := x.files[file]
 	if !ok {
-		data, err := os.ReadFile(file)
-		if err == nil {
-			objs, _ = manifest.Parse(file, data)
-		}
-		x.files[file] = objs
+		f = &originFile{}
+		x.files[file] = f
 	}
+	x.mu.Unlock()
+	f.once.Do(func() {
+		if data, err := os.ReadFile(file); err == nil {
+			f.objs, _ = manifest.Parse(file, data)
+		}
+	})
 	kind := scalarAt(rendered, "kind")
 	name := scalarAt(lookupNode(rendered, "metadata"), "name")
 	var sameKind []*manifest.Object
-	for _, o := range objs {
+	for _, o := range f.objs {
 		if o.Kind == kind {
+			if o.Node().Line == line {
+				return o.Node()
+			}
 			sameKind = append(sameKind, o)
 		}
 	}
