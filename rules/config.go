@@ -1,11 +1,7 @@
 package rules
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	pathpkg "path"
 	"path/filepath"
 	"regexp"
@@ -13,32 +9,21 @@ import (
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// ConfigFile is the name of the config file kiln looks for in the current directory.
-const ConfigFile = ".kiln.yaml"
-
-// Config is the content of .kiln.yaml.
+// Config is what the engine and discovery read of a run's settings (package
+// settings decodes them): which rules are on and at what severity, the files
+// excluded, and how Helm charts are rendered.
 //
-//	kubeVersion: "1.31"
-//	psa: {level: baseline, version: v1.30}
 //	rules:
 //	  psa/runAsNonRoot: warning   # error | warning | info | off | on
 //	  "sidecar/*": off
 //	exclude: ["vendor/**", "charts/*/tests/**"]
-//	policies: [policies/]
-//	storageClasses: cluster/storageclasses.yaml
 type Config struct {
 	// Path is the file the config was read from ("" for none).
-	Path           string
-	KubeVersion    string
-	PSALevel       string
-	PSAVersion     string
-	Rules          map[string]string
-	Exclude        []string
-	Policies       []string
-	StorageClasses string
+	Path    string
+	Rules   map[string]string
+	Exclude []string
 	// Helm is how charts are rendered: defaults, and per chart directory
 	// (relative to the config's directory) in Charts.
 	Helm HelmConfig
@@ -48,7 +33,8 @@ type Config struct {
 	ruleAt map[string]manifest.Position
 }
 
-// HelmConfig is the helm: block of .kiln.yaml.
+// HelmConfig is how charts are rendered: the helm: block of .kiln.yaml
+// and the Helm flags.
 //
 //	helm:
 //	  releaseName: shop        # default release-name
@@ -59,35 +45,48 @@ type Config struct {
 //	    charts/app: {values: [charts/app/prod.yaml], set: [replicas=3]}
 type HelmConfig struct {
 	HelmChart
+	// Charts are per chart directory (relative to the config's directory).
 	Charts map[string]HelmChart
+	// Given are the settings given outside the config (flags): they
+	// apply after a chart's own.
+	Given HelmChart
 }
 
 // HelmChart are the Helm settings of one chart (or the defaults of all).
-// Values file paths are relative to the config's directory.
+// Values file paths are as the file system finds them (those of the
+// config resolved against its directory).
 type HelmChart struct {
 	ReleaseName, Namespace string
 	Values, Set            []string
 }
 
 // ChartSettings returns the settings of the chart in dir: the defaults,
-// then the chart's own entry (values and sets added, names replaced).
+// then the chart's own entry, then the given ones (values and sets added,
+// names replaced).
 func (c *Config) ChartSettings(dir string) HelmChart {
-	out := HelmChart{ReleaseName: c.Helm.ReleaseName, Namespace: c.Helm.Namespace}
-	out.Values = append(out.Values, c.relative(c.Helm.Values)...)
-	out.Set = append(out.Set, c.Helm.Set...)
-	for key, ch := range c.Helm.Charts {
-		if !c.sameDir(key, dir) {
-			continue
+	out := HelmChart{}
+	add := func(h HelmChart) {
+		out.Values = append(out.Values, h.Values...)
+		out.Set = append(out.Set, h.Set...)
+		if h.ReleaseName != "" {
+			out.ReleaseName = h.ReleaseName
 		}
-		out.Values = append(out.Values, c.relative(ch.Values)...)
-		out.Set = append(out.Set, ch.Set...)
-		if ch.ReleaseName != "" {
-			out.ReleaseName = ch.ReleaseName
-		}
-		if ch.Namespace != "" {
-			out.Namespace = ch.Namespace
+		if h.Namespace != "" {
+			out.Namespace = h.Namespace
 		}
 	}
+	add(c.Helm.HelmChart)
+	keys := make([]string, 0, len(c.Helm.Charts))
+	for key := range c.Helm.Charts {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if c.sameDir(key, dir) {
+			add(c.Helm.Charts[key])
+		}
+	}
+	add(c.Helm.Given)
 	return out
 }
 
@@ -218,200 +217,27 @@ func globRE(glob string) *regexp.Regexp {
 	return regexp.MustCompile(b.String())
 }
 
-// LoadConfig reads a config file. With explicit false, a missing file is
-// not an error (the default .kiln.yaml is optional).
-func LoadConfig(path string, explicit bool) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if !explicit && errors.Is(err, os.ErrNotExist) {
-			return &Config{}, nil
-		}
-		return nil, &manifest.Error{Pos: manifest.Position{File: path}, Msg: "cannot read config: " + err.Error()}
+// NewConfig returns the config of rule settings (patterns to settings,
+// with where each is written), exclude globs (checked with CheckGlob) and
+// Helm settings read from the config file at path ("" for none).
+func NewConfig(path string, ruleSettings map[string]string, ruleAt map[string]manifest.Position, exclude []string, helm HelmConfig) *Config {
+	c := &Config{Path: path, Rules: ruleSettings, ruleAt: ruleAt, Exclude: exclude, Helm: helm}
+	if c.Rules == nil {
+		c.Rules = map[string]string{}
 	}
-	return ParseConfig(path, data)
+	for _, g := range exclude {
+		c.excludeRE = append(c.excludeRE, globRE(g))
+	}
+	return c
 }
 
-// ParseConfig parses .kiln.yaml content. Unknown keys and bad values are
-// errors with file:line:col.
-func ParseConfig(path string, data []byte) (*Config, error) {
-	c := &Config{Path: path, Rules: map[string]string{}, ruleAt: map[string]manifest.Position{}}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return c, nil
-		}
-		return nil, &manifest.Error{Pos: manifest.Position{File: path, Line: 1, Column: 1}, Msg: "invalid YAML in config: " + err.Error()}
-	}
-	errAt := func(n *yaml.Node, format string, args ...any) error {
-		return &manifest.Error{Pos: manifest.Position{File: path, Line: n.Line, Column: n.Column}, Msg: fmt.Sprintf(format, args...)}
-	}
-	var second yaml.Node
-	if err := dec.Decode(&second); err == nil && len(second.Content) > 0 && second.Content[0].ShortTag() != "!!null" {
-		return nil, errAt(second.Content[0], "a second YAML document in the config: %s holds one mapping; remove the --- and merge the settings", ConfigFile)
-	}
-	if len(doc.Content) == 0 {
-		return c, nil
-	}
-	root := doc.Content[0]
-	if err := noDuplicateKeys(root, errAt); err != nil {
-		return nil, err
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, errAt(root, "config must be a mapping (keys: kubeVersion, psa, rules, exclude, policies, storageClasses)")
-	}
-	str := func(n *yaml.Node, what string) (string, error) {
-		if n.Kind != yaml.ScalarNode {
-			return "", errAt(n, "%s must be a string", what)
-		}
-		return n.Value, nil
-	}
-	strs := func(n *yaml.Node, what string) ([]string, error) {
-		if n.Kind != yaml.SequenceNode {
-			return nil, errAt(n, "%s must be a list of strings", what)
-		}
-		var out []string
-		for _, it := range n.Content {
-			s, err := str(it, what+" entry")
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-		return out, nil
-	}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		var err error
-		switch k.Value {
-		case "kubeVersion":
-			if c.KubeVersion, err = str(v, "kubeVersion"); err == nil {
-				if _, perr := manifest.ParseKubeVersion(c.KubeVersion); perr != nil {
-					err = errAt(v, "%v", perr)
-				}
-			}
-		case "psa":
-			if v.Kind != yaml.MappingNode {
-				err = errAt(v, "psa must be a mapping with level and version")
-				break
-			}
-			for j := 0; j+1 < len(v.Content) && err == nil; j += 2 {
-				pk, pv := v.Content[j], v.Content[j+1]
-				switch pk.Value {
-				case "level":
-					if c.PSALevel, err = str(pv, "psa.level"); err == nil {
-						switch c.PSALevel {
-						case "privileged", "baseline", "restricted":
-						default:
-							err = errAt(pv, "psa.level %q is not a Pod Security level: use privileged, baseline or restricted", c.PSALevel)
-						}
-					}
-				case "version":
-					c.PSAVersion, err = str(pv, "psa.version")
-				default:
-					err = errAt(pk, "unknown key psa.%s (known: level, version)", pk.Value)
-				}
-			}
-		case "rules":
-			if v.Kind != yaml.MappingNode {
-				err = errAt(v, "rules must map rule IDs (or patterns like psa/*) to error, warning, info, on or off")
-				break
-			}
-			for j := 0; j+1 < len(v.Content) && err == nil; j += 2 {
-				rk, rv := v.Content[j], v.Content[j+1]
-				var s string
-				if s, err = str(rv, "rules."+rk.Value); err != nil {
-					break
-				}
-				switch strings.ToLower(s) {
-				case "off", "on", "true", "false", "enabled", "disabled", "error", "warning", "warn", "info":
-					c.Rules[rk.Value] = s
-					c.ruleAt[rk.Value] = manifest.Position{File: path, Line: rk.Line, Column: rk.Column}
-				default:
-					err = errAt(rv, "rules.%s: %q is not a setting: use error, warning, info, on or off", rk.Value, s)
-				}
-			}
-		case "exclude":
-			if c.Exclude, err = strs(v, "exclude"); err == nil {
-				for i, g := range c.Exclude {
-					if _, perr := pathpkg.Match(g, ""); perr != nil || strings.ContainsAny(g, "[]{}") {
-						err = errAt(v.Content[i], "exclude %q is not a glob kiln reads: use * (within a path segment), ** (across segments) and ?", g)
-						break
-					}
-					c.excludeRE = append(c.excludeRE, globRE(g))
-				}
-			}
-		case "policies":
-			c.Policies, err = strs(v, "policies")
-		case "storageClasses":
-			c.StorageClasses, err = str(v, "storageClasses")
-		case "helm":
-			err = parseHelm(v, &c.Helm, errAt, str, strs)
-		default:
-			err = errAt(k, "unknown config key %q (known: kubeVersion, psa, rules, exclude, policies, storageClasses, helm)", k.Value)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
-// parseHelm reads the helm: block.
-func parseHelm(v *yaml.Node, h *HelmConfig, errAt func(*yaml.Node, string, ...any) error,
-	str func(*yaml.Node, string) (string, error), strs func(*yaml.Node, string) ([]string, error)) error {
-	var chart func(v *yaml.Node, what string, out *HelmChart, allowCharts bool) error
-	chart = func(v *yaml.Node, what string, out *HelmChart, allowCharts bool) error {
-		if v.Kind != yaml.MappingNode {
-			return errAt(v, "%s must be a mapping (keys: releaseName, namespace, values, set)", what)
-		}
-		var err error
-		for j := 0; j+1 < len(v.Content) && err == nil; j += 2 {
-			k, x := v.Content[j], v.Content[j+1]
-			switch k.Value {
-			case "releaseName":
-				out.ReleaseName, err = str(x, what+".releaseName")
-			case "namespace":
-				out.Namespace, err = str(x, what+".namespace")
-			case "values":
-				out.Values, err = strs(x, what+".values")
-			case "set":
-				out.Set, err = strs(x, what+".set")
-			case "charts":
-				if !allowCharts || x.Kind != yaml.MappingNode {
-					return errAt(k, "%s.charts must map chart directories to their settings", what)
-				}
-				h.Charts = map[string]HelmChart{}
-				for i := 0; i+1 < len(x.Content) && err == nil; i += 2 {
-					var c HelmChart
-					err = chart(x.Content[i+1], what+".charts."+x.Content[i].Value, &c, false)
-					h.Charts[x.Content[i].Value] = c
-				}
-			default:
-				return errAt(k, "unknown key %s.%s (known: releaseName, namespace, values, set, charts)", what, k.Value)
-			}
-		}
+// CheckGlob reports whether an exclude glob is one kiln reads.
+func CheckGlob(g string) error {
+	if _, err := pathpkg.Match(g, ""); err != nil {
 		return err
 	}
-	return chart(v, "helm", &h.HelmChart, true)
-}
-
-// noDuplicateKeys reports the first mapping key written twice, anywhere in n.
-func noDuplicateKeys(n *yaml.Node, errAt func(*yaml.Node, string, ...any) error) error {
-	if n.Kind == yaml.MappingNode {
-		seen := map[string]*yaml.Node{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			if first, dup := seen[k.Value]; dup {
-				return errAt(k, "duplicate key %q (first at line %d); keep one", k.Value, first.Line)
-			}
-			seen[k.Value] = k
-		}
-	}
-	for _, c := range n.Content {
-		if err := noDuplicateKeys(c, errAt); err != nil {
-			return err
-		}
+	if strings.ContainsAny(g, "[]{}") {
+		return fmt.Errorf("character classes and alternatives are not supported")
 	}
 	return nil
 }

@@ -2,15 +2,14 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
+	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -26,147 +25,6 @@ func newArgoCDCmd(e *env) *cobra.Command {
 	}
 	cmd.AddCommand(newArgoCDGenerateCmd(e))
 	return cmd
-}
-
-// argoEnvPrefix prefixes the kiln settings an Application sets in
-// spec.source.plugin.env (Argo CD adds ARGOCD_ENV_ to every name there).
-const argoEnvPrefix = "ARGOCD_ENV_KILN_"
-
-// argoSetting is one option settable from an Application: as an env entry
-// (KILN_<Env>) or as a parameter (<Param>).
-type argoSetting struct {
-	Env, Param string
-	List       bool
-	set        func(s *argoSettings, v []string)
-}
-
-// argoSettings are the options of one generate run.
-type argoSettings struct {
-	flags     lintFlags
-	failOn    string
-	namespace string
-}
-
-var argoOptions = []argoSetting{
-	{Env: "KUBE_VERSION", Param: "kube-version", set: func(s *argoSettings, v []string) { s.flags.kubeVersion = v[0] }},
-	{Env: "PSA_LEVEL", Param: "psa-level", set: func(s *argoSettings, v []string) { s.flags.psaLevel = v[0] }},
-	{Env: "PSA_VERSION", Param: "psa-version", set: func(s *argoSettings, v []string) { s.flags.psaVersion = v[0] }},
-	{Env: "FAIL_ON", Param: "fail-on", set: func(s *argoSettings, v []string) { s.failOn = v[0] }},
-	{Env: "POLICIES", Param: "policies", List: true, set: func(s *argoSettings, v []string) { s.flags.policies = v }},
-	{Env: "CONFIG", Param: "config", set: func(s *argoSettings, v []string) { s.flags.config = v[0] }},
-	{Env: "STORAGE_CLASSES", Param: "storage-classes", set: func(s *argoSettings, v []string) { s.flags.storageClasses = v[0] }},
-	{Env: "NAMESPACE", Param: "namespace", set: func(s *argoSettings, v []string) { s.namespace = v[0] }},
-}
-
-func argoOptionNames(param bool) string {
-	var names []string
-	for _, o := range argoOptions {
-		if param {
-			names = append(names, o.Param)
-		} else {
-			names = append(names, argoEnvPrefix+o.Env)
-		}
-	}
-	return strings.Join(names, ", ")
-}
-
-// splitList splits a list given as one string: comma- or space-separated.
-func splitList(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
-}
-
-// argoParameter is one entry of ARGOCD_APP_PARAMETERS.
-type argoParameter struct {
-	Name   string            `json:"name"`
-	String *string           `json:"string,omitempty"`
-	Array  []string          `json:"array,omitempty"`
-	Map    map[string]string `json:"map,omitempty"`
-}
-
-// readArgoSettings reads the settings from Argo CD's environment, most
-// specific last: KUBE_VERSION (the destination cluster, which beats
-// .kiln.yaml) and ARGOCD_APP_NAMESPACE, then ARGOCD_ENV_KILN_*, then
-// ARGOCD_APP_PARAMETERS.
-// Unknown kiln settings are errors, so that a typo does not pass silently.
-// notes are things to tell the user on stderr.
-func readArgoSettings(getenv func(string) (string, bool), environ []string) (s *argoSettings, notes []string, err error) {
-	s = &argoSettings{}
-	if kv, ok := getenv("KUBE_VERSION"); ok && kv != "" {
-		v, perr := manifest.ParseKubeVersion(cutVersionMetadata(kv))
-		switch {
-		case perr != nil:
-			notes = append(notes, fmt.Sprintf("KUBE_VERSION %q is not a Kubernetes version; judging for %s", kv, manifest.LatestKube))
-		case manifest.LatestKube.Less(v):
-			notes = append(notes, fmt.Sprintf("KUBE_VERSION %s is newer than kiln knows; judging for %s", kv, manifest.LatestKube))
-			s.flags.kubeVersion = manifest.LatestKube.String()
-		default:
-			s.flags.kubeVersion = v.String()
-		}
-	}
-	s.namespace, _ = getenv("ARGOCD_APP_NAMESPACE")
-
-	byEnv, byParam := map[string]*argoSetting{}, map[string]*argoSetting{}
-	for i := range argoOptions {
-		byEnv[argoEnvPrefix+argoOptions[i].Env] = &argoOptions[i]
-		byParam[argoOptions[i].Param] = &argoOptions[i]
-	}
-	var envNames []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, argoEnvPrefix) {
-			envNames = append(envNames, name)
-		}
-	}
-	sort.Strings(envNames)
-	for _, name := range envNames {
-		o := byEnv[name]
-		if o == nil {
-			return nil, nil, usageErrorf("unknown setting %s in the Application's plugin env (known: %s)", name, argoOptionNames(false))
-		}
-		v, _ := getenv(name)
-		if o.List {
-			o.set(s, splitList(v))
-		} else {
-			o.set(s, []string{v})
-		}
-	}
-
-	raw, ok := getenv("ARGOCD_APP_PARAMETERS")
-	if !ok || strings.TrimSpace(raw) == "" {
-		return s, notes, nil
-	}
-	var params []argoParameter
-	if err := json.Unmarshal([]byte(raw), &params); err != nil {
-		return nil, nil, usageErrorf("ARGOCD_APP_PARAMETERS is not a JSON list of parameters: %v", err)
-	}
-	for _, p := range params {
-		o := byParam[p.Name]
-		if o == nil {
-			return nil, nil, usageErrorf("unknown plugin parameter %q in the Application (known: %s)", p.Name, argoOptionNames(true))
-		}
-		switch {
-		case p.Map != nil:
-			return nil, nil, usageErrorf("plugin parameter %q takes a string, not a map", p.Name)
-		case p.Array != nil && !o.List:
-			return nil, nil, usageErrorf("plugin parameter %q takes a string, not an array", p.Name)
-		case p.Array != nil:
-			o.set(s, p.Array)
-		case p.String != nil && o.List:
-			o.set(s, splitList(*p.String))
-		case p.String != nil:
-			o.set(s, []string{*p.String})
-		}
-	}
-	return s, notes, nil
-}
-
-// cutVersionMetadata drops build metadata and pre-release suffixes: v1.31.2+k3s1 → v1.31.2.
-func cutVersionMetadata(v string) string {
-	v = strings.TrimSpace(v)
-	if i := strings.IndexAny(v, "+-"); i >= 0 {
-		v = v[:i]
-	}
-	return v
 }
 
 func newArgoCDGenerateCmd(e *env) *cobra.Command {
@@ -211,21 +69,18 @@ kiln never writes files (HOME need not be writable).`,
 
 // argoGenerate is kiln argocd generate with its environment passed in.
 func argoGenerate(e *env, dir string, getenv func(string) (string, bool), environ []string) error {
-	s, notes, err := readArgoSettings(getenv, environ)
+	given, notes, err := settings.FromArgo(getenv, environ)
 	if err != nil {
-		return err
+		return usageErrorf("%v", err)
 	}
 	for _, n := range notes {
 		fmt.Fprintln(e.stderr, "kiln: "+n)
 	}
-	threshold, err := parseFailOn(s.failOn)
+	s, cfg, opts, err := loadSettings(given, nil)
 	if err != nil {
 		return err
 	}
-	cfg, opts, err := s.flags.load()
-	if err != nil {
-		return err
-	}
+	threshold := s.Threshold()
 	files, errs := appFiles(dir)
 	if len(errs) > 0 {
 		printInputErrors(e, errs)
@@ -233,7 +88,7 @@ func argoGenerate(e *env, dir string, getenv func(string) (string, bool), enviro
 	}
 	set := readInputs(e, files, cfg)
 	objs := set.Objects()
-	if err := defaultNamespace(objs, s.namespace); err != nil {
+	if err := defaultNamespace(objs, s.Namespace); err != nil {
 		return err
 	}
 	compiled, specErrs := compileSpecs(objs, opts)
@@ -241,7 +96,7 @@ func argoGenerate(e *env, dir string, getenv func(string) (string, bool), enviro
 		printInputErrors(e, inputErrs)
 		return &exitError{code: exitInput}
 	}
-	if err := defaultNamespace(compiled, s.namespace); err != nil {
+	if err := defaultNamespace(compiled, s.Namespace); err != nil {
 		return err
 	}
 	res, err := lintObjects(compiled, fileObjects(set), cfg, opts)

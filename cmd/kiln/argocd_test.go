@@ -27,73 +27,6 @@ func (f fakeEnv) environ() []string {
 	return out
 }
 
-func TestReadArgoSettings(t *testing.T) {
-	tests := []struct {
-		name    string
-		env     fakeEnv
-		want    argoSettings
-		notes   []string
-		wantErr string
-	}{
-		{name: "nothing set", env: fakeEnv{}, want: argoSettings{}},
-		{name: "cluster version and namespace", env: fakeEnv{"KUBE_VERSION": "1.31.4", "ARGOCD_APP_NAMESPACE": "shop"},
-			want: argoSettings{flags: lintFlags{kubeVersion: "1.31"}, namespace: "shop"}},
-		{name: "cluster version with metadata", env: fakeEnv{"KUBE_VERSION": "v1.30.2+k3s1"},
-			want: argoSettings{flags: lintFlags{kubeVersion: "1.30"}}},
-		{name: "cluster newer than kiln", env: fakeEnv{"KUBE_VERSION": "1.99.0"},
-			want: argoSettings{flags: lintFlags{kubeVersion: manifest.LatestKube.String()}}, notes: []string{"newer than kiln knows"}},
-		{name: "cluster version garbage", env: fakeEnv{"KUBE_VERSION": "banana"}, want: argoSettings{}, notes: []string{"not a Kubernetes version"}},
-		{name: "env beats cluster", env: fakeEnv{"KUBE_VERSION": "1.31.0", "ARGOCD_ENV_KILN_KUBE_VERSION": "1.29",
-			"ARGOCD_ENV_KILN_PSA_LEVEL": "baseline", "ARGOCD_ENV_KILN_PSA_VERSION": "v1.29", "ARGOCD_ENV_KILN_FAIL_ON": "warning",
-			"ARGOCD_ENV_KILN_POLICIES": "policies/, ../shared/vap.yaml", "ARGOCD_ENV_KILN_CONFIG": "kiln.yaml",
-			"ARGOCD_ENV_KILN_STORAGE_CLASSES": "sc.yaml", "ARGOCD_ENV_KILN_NAMESPACE": "other", "ARGOCD_APP_NAMESPACE": "shop"},
-			want: argoSettings{flags: lintFlags{kubeVersion: "1.29", psaLevel: "baseline", psaVersion: "v1.29",
-				policies: []string{"policies/", "../shared/vap.yaml"}, config: "kiln.yaml", storageClasses: "sc.yaml"},
-				failOn: "warning", namespace: "other"}},
-		{name: "parameters beat env", env: fakeEnv{"ARGOCD_ENV_KILN_PSA_LEVEL": "baseline", "ARGOCD_ENV_KILN_POLICIES": "a",
-			"ARGOCD_APP_PARAMETERS": `[{"name":"psa-level","string":"privileged"},{"name":"policies","array":["p1","p2"]},{"name":"fail-on","string":"never"}]`},
-			want: argoSettings{flags: lintFlags{psaLevel: "privileged", policies: []string{"p1", "p2"}}, failOn: "never"}},
-		{name: "list parameter as a string", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"policies","string":"a,b"}]`},
-			want: argoSettings{flags: lintFlags{policies: []string{"a", "b"}}}},
-		{name: "empty parameters", env: fakeEnv{"ARGOCD_APP_PARAMETERS": ""}, want: argoSettings{}},
-		{name: "unknown env", env: fakeEnv{"ARGOCD_ENV_KILN_PSA": "baseline"}, wantErr: "unknown setting ARGOCD_ENV_KILN_PSA"},
-		{name: "other ARGOCD_ENV ignored", env: fakeEnv{"ARGOCD_ENV_FOO": "bar"}, want: argoSettings{}},
-		{name: "unknown parameter", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"psa","string":"x"}]`}, wantErr: `unknown plugin parameter "psa"`},
-		{name: "map parameter", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"psa-level","map":{"a":"b"}}]`}, wantErr: "not a map"},
-		{name: "array for a string", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"psa-level","array":["a"]}]`}, wantErr: "not an array"},
-		{name: "parameters not JSON", env: fakeEnv{"ARGOCD_APP_PARAMETERS": `{name: x}`}, wantErr: "not a JSON list"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, notes, err := readArgoSettings(tt.env.lookup, tt.env.environ())
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				var ee *exitError
-				if !errors.As(err, &ee) || ee.code != exitInput {
-					t.Errorf("err %v is not a usage error", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(*got, tt.want) {
-				t.Errorf("got %+v\nwant %+v", *got, tt.want)
-			}
-			if len(notes) != len(tt.notes) {
-				t.Fatalf("notes %q, want %d", notes, len(tt.notes))
-			}
-			for i := range notes {
-				if !strings.Contains(notes[i], tt.notes[i]) {
-					t.Errorf("note %q lacks %q", notes[i], tt.notes[i])
-				}
-			}
-		})
-	}
-}
-
 // argoApp is an app directory: a restricted-compliant Deployment without a
 // namespace, a ClusterRole, a Namespace, and files generate must not read.
 var argoApp = map[string]string{
@@ -196,7 +129,7 @@ func TestArgoGenerate(t *testing.T) {
 		{name: "psa level from parameters", files: base(map[string]string{"bad.yaml": argoBadPod}),
 			env: fakeEnv{"ARGOCD_APP_PARAMETERS": `[{"name":"psa-level","string":"privileged"}]`}, code: 0},
 		{name: "invalid YAML", files: base(map[string]string{"broken.yaml": "kind: [\n"}), env: fakeEnv{}, code: 2, stderr: []string{"broken.yaml:"}},
-		{name: "bad psa level", files: base(nil), env: fakeEnv{"ARGOCD_ENV_KILN_PSA_LEVEL": "strict"}, code: 2, stderr: []string{"--psa-level"}},
+		{name: "bad psa level", files: base(nil), env: fakeEnv{"ARGOCD_ENV_KILN_PSA_LEVEL": "strict"}, code: 2, stderr: []string{"ARGOCD_ENV_KILN_PSA_LEVEL: \"strict\" is not a Pod Security level"}},
 		{name: "empty app", files: map[string]string{"README.md": "nothing"}, env: fakeEnv{}, code: 2, stderr: []string{"no *.yaml"}},
 	}
 	for _, tt := range tests {

@@ -10,16 +10,16 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
 )
 
 func init() { commands = append(commands, newBuildCmd) }
 
 func newBuildCmd(e *env) *cobra.Command {
-	var lf lintFlags
+	var flags *settings.Flags
 	var outDir string
 	var check, noLint bool
-	var failOn string
 	cmd := &cobra.Command{
 		Use:   "build [PATH...] [-o DIR]",
 		Short: "Compile App specs into Kubernetes manifests, lint them, print or write them",
@@ -46,14 +46,15 @@ Exit codes: 0 ok, 1 findings at --fail-on or stale output (--check), 2 usage err
 			if check && outDir == "" {
 				return usageErrorf("--check needs -o DIR: the directory to compare with")
 			}
-			threshold, err := parseFailOn(failOn)
+			given, err := flagSettings(flags)
 			if err != nil {
 				return err
 			}
-			cfg, opts, err := lf.load()
+			s, cfg, opts, err := loadSettings(given, args)
 			if err != nil {
 				return err
 			}
+			threshold := s.Threshold()
 			if len(args) == 0 {
 				args = []string{"."}
 			}
@@ -120,12 +121,12 @@ Exit codes: 0 ok, 1 findings at --fail-on or stale output (--check), 2 usage err
 			return manifest.Write(e.stdout, compiled)
 		},
 	}
-	lf.register(cmd)
+	flags = settings.RegisterFlags(cmd.Flags(), settings.Lint, settings.FailOn)
 	fl := cmd.Flags()
 	fl.StringVarP(&outDir, "output", "o", "", "write one file per object under DIR instead of printing the stream")
 	fl.BoolVar(&check, "check", false, "write nothing; exit 1 if the files under -o DIR are not what the build would write")
 	fl.BoolVar(&noLint, "no-lint", false, "do not lint the compiled objects")
-	fl.StringVar(&failOn, "fail-on", "error", "lowest severity that stops the build (exit 1, nothing written): "+failOnValues)
+	fl.Lookup("fail-on").Usage = "lowest severity that stops the build (exit 1, nothing written): " + settings.FailOnValues + " (default error)"
 	return cmd
 }
 

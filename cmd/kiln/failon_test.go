@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/settings"
 )
 
 func TestFailsAt(t *testing.T) {
@@ -23,9 +24,9 @@ func TestFailsAt(t *testing.T) {
 		{"never", 9, 9, 9, false},
 	}
 	for _, tt := range tests {
-		threshold, err := parseFailOn(tt.failOn)
+		threshold, err := settings.ParseFailOn(tt.failOn)
 		if err != nil {
-			t.Fatalf("parseFailOn(%q): %v", tt.failOn, err)
+			t.Fatalf("settings.ParseFailOn(%q): %v", tt.failOn, err)
 		}
 		res := &rules.Result{Summary: rules.Summary{Errors: tt.errors, Warnings: tt.warnings, Infos: tt.infos}}
 		if got := failsAt(res, threshold); got != tt.want {
@@ -33,8 +34,8 @@ func TestFailsAt(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"info", "Error", "always", "0"} {
-		if _, err := parseFailOn(bad); err == nil {
-			t.Errorf("parseFailOn(%q) accepted", bad)
+		if _, err := settings.ParseFailOn(bad); err == nil {
+			t.Errorf("settings.ParseFailOn(%q) accepted", bad)
 		}
 	}
 }

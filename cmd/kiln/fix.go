@@ -9,14 +9,15 @@ import (
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/checkers"
+	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
 )
 
 func init() { commands = append(commands, newFixCmd) }
 
 func newFixCmd(e *env) *cobra.Command {
-	var lf lintFlags
-	var format, failOn string
+	var flags *settings.Flags
+	var format string
 	var dryRun, noColor bool
 	var only []string
 	var runAsUser int64
@@ -49,10 +50,6 @@ could not be parsed or written).`,
 			if !validFormat(format) {
 				return usageErrorf("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
 			}
-			threshold, err := parseFailOn(failOn)
-			if err != nil {
-				return err
-			}
 			if runAsUser < 0 || cmd.Flags().Changed("run-as-user") && runAsUser == 0 {
 				return usageErrorf("--run-as-user %d: use a non-root user ID (1 or more)", runAsUser)
 			}
@@ -61,10 +58,15 @@ could not be parsed or written).`,
 					return usageErrorf("--rule %q matches no rule kiln fix repairs; use one of %s", p, strings.Join(checkers.Fixable(), ", "))
 				}
 			}
-			cfg, opts, err := lf.load()
+			given, err := flagSettings(flags)
 			if err != nil {
 				return err
 			}
+			s, cfg, opts, err := loadSettings(given, args)
+			if err != nil {
+				return err
+			}
+			threshold := s.Threshold()
 			if len(args) == 0 {
 				args = []string{"."}
 			}
@@ -105,13 +107,13 @@ could not be parsed or written).`,
 			return exitFor(e, out.Remaining, out.InputErrs, threshold)
 		},
 	}
-	lf.register(cmd)
+	flags = settings.RegisterFlags(cmd.Flags(), settings.Lint, settings.FailOn)
 	fl := cmd.Flags()
 	fl.BoolVar(&dryRun, "dry-run", false, "print a unified diff of the changes on stdout and write nothing (the rest goes to stderr)")
 	fl.StringArrayVar(&only, "rule", nil, "fix only findings of this rule ID or glob, e.g. psa/runAsNonRoot or 'psa/*' (repeatable)")
 	fl.StringVarP(&format, "format", "f", "text", "format of the remaining findings: "+strings.Join(report.Formats, ", ")+" (other than text, the list of fixes goes to stderr)")
 	fl.BoolVar(&noColor, "no-color", false, "never colour the text output")
 	fl.Int64Var(&runAsUser, "run-as-user", 0, "set runAsUser to this non-root UID on pods that get runAsNonRoot: true and name no user (instead of a caution)")
-	fl.StringVar(&failOn, "fail-on", "error", "lowest severity of a remaining finding that makes kiln exit 1: "+failOnValues)
+	fl.Lookup("fail-on").Usage = "lowest severity of a remaining finding that makes kiln exit 1: " + settings.FailOnValues + " (default error)"
 	return cmd
 }

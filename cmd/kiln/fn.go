@@ -8,6 +8,7 @@ import (
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -108,13 +109,9 @@ func (p *fnProcessor) Process(rl *framework.ResourceList) error {
 	}
 	switch {
 	case fc == nil:
-		return p.validate(rl, &lintSpec{})
+		return p.validate(rl, nil)
 	case apiVersion == kilnAPIVersion && kind == lintKind:
-		spec, err := parseLintSpec(fc)
-		if err != nil {
-			return err
-		}
-		return p.validate(rl, spec)
+		return p.validate(rl, fc)
 	case apiVersion == kilnAPIVersion && kind == appKind:
 		return p.generate(rl, fc)
 	}
@@ -122,8 +119,8 @@ func (p *fnProcessor) Process(rl *framework.ResourceList) error {
 }
 
 // validate lints the items and records the findings as results.
-func (p *fnProcessor) validate(rl *framework.ResourceList, spec *lintSpec) error {
-	cfg, opts, threshold, err := spec.load()
+func (p *fnProcessor) validate(rl *framework.ResourceList, lintConfig *yaml.RNode) error {
+	cfg, opts, threshold, err := lintSettings(lintConfig)
 	if err != nil {
 		return err
 	}
@@ -190,7 +187,7 @@ func (p *fnProcessor) generate(rl *framework.ResourceList, fc *yaml.RNode) error
 	if err != nil {
 		return &exitError{code: exitInput, msg: err.Error()}
 	}
-	cfg, opts, threshold, err := (&lintSpec{}).load()
+	cfg, opts, threshold, err := lintSettings(nil)
 	if err != nil {
 		return err
 	}
@@ -285,119 +282,23 @@ func describeResult(r *framework.Result) string {
 	return s
 }
 
-// lintSpec is the spec of a Lint functionConfig: the kiln lint flags.
-type lintSpec struct {
-	flags  lintFlags
-	rules  map[string]string
-	failOn string
-}
-
-// parseLintSpec reads a Lint functionConfig. Unknown keys are errors.
-func parseLintSpec(fc *yaml.RNode) (*lintSpec, error) {
-	ls := &lintSpec{}
-	spec := fc.Field("spec")
-	if spec == nil || yaml.IsMissingOrNull(spec.Value) {
-		return ls, nil
-	}
-	bad := func(n *yaml.Node, format string, args ...any) error {
-		return usageErrorf("functionConfig Lint: line %d: %s", n.Line, fmt.Sprintf(format, args...))
-	}
-	m := spec.Value.YNode()
-	if m.Kind != yaml.MappingNode {
-		return nil, bad(m, "spec must be a mapping")
-	}
-	str := func(n *yaml.Node, key string) (string, error) {
-		if n.Kind != yaml.ScalarNode {
-			return "", bad(n, "spec.%s must be a string", key)
-		}
-		return n.Value, nil
-	}
-	strs := func(n *yaml.Node, key string) ([]string, error) {
-		if n.Kind != yaml.SequenceNode {
-			return nil, bad(n, "spec.%s must be a list of strings", key)
-		}
-		var out []string
-		for _, it := range n.Content {
-			s, err := str(it, key+"[]")
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
-		return out, nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := m.Content[i], m.Content[i+1]
-		var err error
-		switch k.Value {
-		case "kubeVersion":
-			ls.flags.kubeVersion, err = str(v, k.Value)
-		case "psaLevel":
-			ls.flags.psaLevel, err = str(v, k.Value)
-		case "psaVersion":
-			ls.flags.psaVersion, err = str(v, k.Value)
-		case "policies":
-			ls.flags.policies, err = strs(v, k.Value)
-		case "storageClasses":
-			ls.flags.storageClasses, err = str(v, k.Value)
-		case "as":
-			ls.flags.as, err = str(v, k.Value)
-		case "asGroups":
-			ls.flags.asGroups, err = strs(v, k.Value)
-		case "authorizer":
-			ls.flags.authorizer, err = str(v, k.Value)
-		case "config":
-			ls.flags.config, err = str(v, k.Value)
-		case "failOn":
-			ls.failOn, err = str(v, k.Value)
-		case "rules":
-			if v.Kind != yaml.MappingNode {
-				err = bad(v, "spec.rules must map rule IDs (or patterns like psa/*) to error, warning, info, on or off")
-				break
-			}
-			ls.rules = map[string]string{}
-			for j := 0; j+1 < len(v.Content) && err == nil; j += 2 {
-				var s string
-				if s, err = str(v.Content[j+1], "rules."+v.Content[j].Value); err != nil {
-					break
-				}
-				switch strings.ToLower(s) {
-				case "off", "on", "true", "false", "enabled", "disabled", "error", "warning", "warn", "info":
-					ls.rules[v.Content[j].Value] = s
-				default:
-					err = bad(v.Content[j+1], "spec.rules.%s: %q is not a setting: use error, warning, info, on or off", v.Content[j].Value, s)
-				}
-			}
-		default:
-			err = bad(k, "unknown key spec.%s (known: kubeVersion, psaLevel, psaVersion, policies, storageClasses, as, asGroups, authorizer, config, rules, failOn)", k.Value)
-		}
-		if err != nil {
-			return nil, err
+// lintSettings resolves a Lint functionConfig's spec (nil for none) like
+// kiln lint resolves its flags: over the config file; spec.rules add to
+// the config's rules.
+func lintSettings(fc *yaml.RNode) (*rules.Config, *rules.Options, rules.Severity, error) {
+	var spec *yaml.Node
+	if fc != nil {
+		if f := fc.Field("spec"); f != nil {
+			spec = f.Value.YNode()
 		}
 	}
-	return ls, nil
-}
-
-// load resolves the spec like kiln lint resolves its flags (config file
-// included); the spec's rules override the config's.
-func (ls *lintSpec) load() (*rules.Config, *rules.Options, rules.Severity, error) {
-	threshold, err := parseFailOn(ls.failOn)
+	given, err := settings.FromSpec(spec)
 	if err != nil {
-		return nil, nil, 0, usageErrorf("functionConfig Lint: spec.failOn %q: use %s", ls.failOn, failOnValues)
+		return nil, nil, 0, usageErrorf("%v", err)
 	}
-	cfg, opts, err := ls.flags.load()
+	s, cfg, opts, err := loadSettings(given, nil)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	if len(ls.rules) > 0 {
-		merged := map[string]string{}
-		for k, v := range cfg.Rules {
-			merged[k] = v
-		}
-		for k, v := range ls.rules {
-			merged[k] = v
-		}
-		cfg.Rules = merged
-	}
-	return cfg, opts, threshold, nil
+	return cfg, opts, s.Threshold(), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/settings"
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -18,119 +19,23 @@ import (
 
 func init() { commands = append(commands, newLintCmd) }
 
-// lintFlags are the flags shared by every command that lints.
-type lintFlags struct {
-	config         string
-	kubeVersion    string
-	psaLevel       string
-	psaVersion     string
-	policies       []string
-	as             string
-	asGroups       []string
-	authorizer     string
-	storageClasses string
-}
-
-func (f *lintFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "config file (default: "+rules.ConfigFile+" in the current directory, if present)")
-	fl.StringVar(&f.kubeVersion, "kube-version", "", "target Kubernetes version, e.g. 1.31 (default "+manifest.LatestKube.String()+")")
-	fl.StringVar(&f.psaLevel, "psa-level", "", "Pod Security level for workloads whose Namespace is not in the input: privileged, baseline or restricted (default restricted)")
-	fl.StringVar(&f.psaVersion, "psa-version", "", "Pod Security version for those workloads, e.g. v1.31 or latest (default latest)")
-	fl.StringArrayVar(&f.policies, "policy", nil, "file or directory of ValidatingAdmissionPolicies and bindings to apply (repeatable)")
-	fl.StringVar(&f.as, "as", "", "user name CEL policies see in request.userInfo (default kiln:offline)")
-	fl.StringSliceVar(&f.asGroups, "as-group", nil, "group CEL policies see in request.userInfo (repeatable or comma-separated; default system:authenticated)")
-	fl.StringVar(&f.authorizer, "authorizer", "", "what the CEL authorizer answers: allow or deny (default deny)")
-	fl.StringVar(&f.storageClasses, "storage-classes", "", "file of StorageClass objects describing the target cluster")
-}
-
-// load reads the config file and merges it with the flags (flags win).
-func (f *lintFlags) load() (*rules.Config, *rules.Options, error) { return f.loadFor(nil) }
-
-// loadFor is load with the config found as other tools find theirs: the
-// nearest .kiln.yaml in the directory of the first linted path or above it
-// (up to the repository's root), else in the current directory.
-func (f *lintFlags) loadFor(paths []string) (*rules.Config, *rules.Options, error) {
-	path, explicit := f.config, f.config != ""
-	if !explicit {
-		path = nearestConfig(paths)
-	}
-	cfg, err := rules.LoadConfig(path, explicit)
+// loadSettings resolves a command's settings over paths: those given (its
+// flags, a functionConfig or Argo CD's environment) over the config file.
+func loadSettings(given *settings.Settings, paths []string) (*settings.Settings, *rules.Config, *rules.Options, error) {
+	s, err := given.Load(paths)
 	if err != nil {
-		return nil, nil, &exitError{code: exitInput, msg: err.Error()}
+		return nil, nil, nil, &exitError{code: exitInput, msg: err.Error()}
 	}
-	if err := cfg.CheckRules(rules.AllRules()); err != nil {
-		return nil, nil, &exitError{code: exitInput, msg: err.Error()}
-	}
-	opts := rules.DefaultOptions()
-	kv := firstNonEmpty(f.kubeVersion, cfg.KubeVersion)
-	if kv != "" {
-		v, err := manifest.ParseKubeVersion(kv)
-		if err != nil {
-			return nil, nil, usageErrorf("--kube-version: %v", err)
-		}
-		if v.Less(manifest.OldestKube) || manifest.LatestKube.Less(v) {
-			return nil, nil, usageErrorf("--kube-version %s is outside the range kiln knows (%s to %s)", v, manifest.OldestKube, manifest.LatestKube)
-		}
-		opts.KubeVersion = v
-	}
-	if l := firstNonEmpty(f.psaLevel, cfg.PSALevel); l != "" {
-		switch l {
-		case "privileged", "baseline", "restricted":
-			opts.PSALevel = l
-		default:
-			return nil, nil, usageErrorf("--psa-level %q: use privileged, baseline or restricted", l)
-		}
-	}
-	if v := firstNonEmpty(f.psaVersion, cfg.PSAVersion); v != "" {
-		opts.PSAVersion = v
-	}
-	opts.Policies = append(append([]string(nil), cfg.Policies...), f.policies...)
-	if f.as != "" {
-		opts.User = f.as
-	}
-	if len(f.asGroups) > 0 {
-		opts.Groups = f.asGroups
-	}
-	if f.authorizer != "" {
-		if f.authorizer != "allow" && f.authorizer != "deny" {
-			return nil, nil, usageErrorf("--authorizer %q: use allow or deny", f.authorizer)
-		}
-		opts.Authorizer = f.authorizer
-	}
-	opts.StorageClasses = firstNonEmpty(f.storageClasses, cfg.StorageClasses)
-	return cfg, opts, nil
+	return s, s.RuleConfig(), s.Options(), nil
 }
 
-// nearestConfig returns the .kiln.yaml nearest above the first path
-// (relative to the current directory where it can be), or the current
-// directory's (which need not exist).
-func nearestConfig(paths []string) string {
-	if len(paths) == 0 || paths[0] == manifest.Stdin {
-		return rules.ConfigFile
-	}
-	dir, err := filepath.Abs(paths[0])
+// flagSettings are the settings a command's flags give.
+func flagSettings(f *settings.Flags) (*settings.Settings, error) {
+	s, err := f.Settings()
 	if err != nil {
-		return rules.ConfigFile
+		return nil, &exitError{code: exitInput, msg: err.Error()}
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		dir = filepath.Dir(dir)
-	}
-	for {
-		c := filepath.Join(dir, rules.ConfigFile)
-		if _, err := os.Stat(c); err == nil {
-			if wd, err := os.Getwd(); err == nil {
-				if rel, err := filepath.Rel(wd, c); err == nil {
-					return rel
-				}
-			}
-			return c
-		}
-		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil || filepath.Dir(dir) == dir {
-			return rules.ConfigFile
-		}
-		dir = filepath.Dir(dir)
-	}
+	return s, nil
 }
 
 // repoContext lists the other manifest files of the Git repository when
@@ -193,15 +98,6 @@ func repoRoot(path string) string {
 	}
 }
 
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // readInputs expands and reads paths, dropping files the config excludes.
 func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
 	files, errs := manifest.Expand(paths)
@@ -219,14 +115,14 @@ func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
 // loadObjects reads paths (default ".") and compiles the App specs among
 // them; inputErrs are every read and spec problem, for exitFor.
 func loadObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options) (set *manifest.Set, objs []*manifest.Object, inputErrs []error) {
-	set, objs, inputErrs, _ = discoverObjects(e, paths, cfg, opts, discover.ChartSettings{})
+	set, objs, inputErrs, _ = discoverObjects(e, paths, cfg, opts)
 	return set, objs, inputErrs
 }
 
 // discoverObjects is loadObjects that renders the kustomizations and Helm
 // charts among the paths and says what it rendered and skipped.
-func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options, helm discover.ChartSettings) (*manifest.Set, []*manifest.Object, []error, *discover.Result) {
-	found := discoverAll(paths, cfg, opts, helm)
+func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options) (*manifest.Set, []*manifest.Object, []error, *discover.Result) {
+	found := discoverAll(paths, cfg, opts)
 	set := manifest.ReadFiles(found.Files, e.stdin)
 	set.Errs = append(found.Errs, set.Errs...)
 	for _, u := range found.Units {
@@ -239,7 +135,7 @@ func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Opti
 
 // discoverAll finds the files, kustomizations and charts under the paths
 // (default ".") and renders the latter.
-func discoverAll(paths []string, cfg *rules.Config, opts *rules.Options, helm discover.ChartSettings) *discover.Result {
+func discoverAll(paths []string, cfg *rules.Config, opts *rules.Options) *discover.Result {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
@@ -247,13 +143,8 @@ func discoverAll(paths []string, cfg *rules.Config, opts *rules.Options, helm di
 		KubeVersion: opts.KubeVersion,
 		Excluded:    cfg.Excluded,
 		Chart: func(dir string) discover.ChartSettings {
-			c := cfg.ChartSettings(dir) // the config's, then the flags' values and sets
-			return discover.ChartSettings{
-				ReleaseName: firstNonEmpty(helm.ReleaseName, c.ReleaseName),
-				Namespace:   firstNonEmpty(helm.Namespace, c.Namespace),
-				ValueFiles:  append(c.Values, helm.ValueFiles...),
-				Set:         append(c.Set, helm.Set...),
-			}
+			c := cfg.ChartSettings(dir)
+			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set}
 		},
 	})
 }
@@ -350,10 +241,9 @@ func printInputErrors(e *env, errs []error) {
 }
 
 func newLintCmd(e *env) *cobra.Command {
-	var lf lintFlags
-	var format, failOn string
+	var flags *settings.Flags
+	var format string
 	var noColor, showSuppressed, listSkipped, repoCtx bool
-	var helm discover.ChartSettings
 	cmd := &cobra.Command{
 		Use:   "lint [PATH...|-]",
 		Short: "Lint manifests offline (files, directories, or - for stdin)",
@@ -368,15 +258,15 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			if !validFormat(format) {
 				return usageErrorf("--format %q: use one of %s", format, strings.Join(report.Formats, ", "))
 			}
-			threshold, err := parseFailOn(failOn)
+			given, err := flagSettings(flags)
 			if err != nil {
 				return err
 			}
-			cfg, opts, err := lf.loadFor(args)
+			s, cfg, opts, err := loadSettings(given, args)
 			if err != nil {
 				return err
 			}
-			found := discoverAll(args, cfg, opts, helm)
+			found := discoverAll(args, cfg, opts)
 			in := lint.Input{Files: found.Files, Units: found.Units, Stdin: e.stdin, Policies: opts.Policies}
 			if repoCtx {
 				in.Context = repoContext(args, found, cfg)
@@ -396,20 +286,15 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			for _, w := range found.Warnings {
 				fmt.Fprintln(e.stderr, w)
 			}
-			return exitFor(e, res, inputErrs, threshold)
+			return exitFor(e, res, inputErrs, s.Threshold())
 		},
 	}
-	lf.register(cmd)
+	flags = settings.RegisterFlags(cmd.Flags(), settings.Lint, settings.FailOn, settings.Helm)
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(report.Formats, ", "))
-	cmd.Flags().StringVar(&failOn, "fail-on", "error", "lowest severity that makes kiln exit 1: "+failOnValues)
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
 	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")
 	cmd.Flags().BoolVar(&repoCtx, "repo-context", false, "when only files are named (pre-commit's staged files), read the rest of their Git repository for its Namespaces, policies, params, CRDs and StorageClasses, as a whole-tree run would (nothing is reported on those files)")
 	cmd.Flags().BoolVar(&listSkipped, "list-skipped", false, "list the files skipped as not Kubernetes objects in the text output, with why")
-	cmd.Flags().StringArrayVar(&helm.ValueFiles, "values", nil, "Helm values file for the charts linted (repeatable; over each chart's values.yaml)")
-	cmd.Flags().StringArrayVar(&helm.Set, "set", nil, "Helm value for the charts linted, as helm --set a.b=c (repeatable)")
-	cmd.Flags().StringVar(&helm.ReleaseName, "release-name", "", "Helm release name charts are rendered with (default release-name)")
-	cmd.Flags().StringVar(&helm.Namespace, "namespace", "", "Helm release namespace charts are rendered with (default default)")
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/kilnhq/kiln/rules/psa"
+	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
 )
 
@@ -46,13 +47,21 @@ Exit codes: 0 plan printed, 2 usage or input error.`,
 			if format != "text" && format != "json" {
 				return usageErrorf("--format %q: use text or json", format)
 			}
-			lf := lintFlags{config: config, kubeVersion: kubeVersion}
-			cfg, opts, err := lf.load()
+			given := settings.New()
+			for _, a := range []settings.Assignment{{Key: "config", Value: settings.Scalar(config), From: "--config"}, {Key: "kubeVersion", Value: settings.Scalar(kubeVersion), From: "--kube-version"}} {
+				if a.Value.Value == "" {
+					continue
+				}
+				if err := given.Apply(a); err != nil {
+					return &exitError{code: exitInput, msg: err.Error()}
+				}
+			}
+			s, cfg, opts, err := loadSettings(given, args)
 			if err != nil {
 				return err
 			}
 			set, objs, inputErrs := loadObjects(e, args, cfg, opts)
-			if kubeVersion == "" && cfg.KubeVersion == "" {
+			if s.KubeVersion == "" {
 				if v, ok := specTarget(set.Objects()); ok {
 					opts.KubeVersion = v
 				}

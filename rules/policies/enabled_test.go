@@ -7,6 +7,7 @@ import (
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
+	"sigs.k8s.io/yaml"
 )
 
 // TestOnlyEnabledRulesRun lints one object that breaks two rules with
@@ -36,7 +37,7 @@ spec:
 		{"rules: {sidecar/classic-in-job: off}", "sidecar/probe-on-init"},
 		{"rules: {\"*\": off, sidecar/probe-on-init: on}", "sidecar/probe-on-init"},
 	} {
-		cfg, err := rules.ParseConfig(".kiln.yaml", []byte(tt.config))
+		cfg, err := configOf(tt.config)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,4 +54,13 @@ spec:
 			t.Errorf("config %q: rules %v, want %s", tt.config, got, tt.want)
 		}
 	}
+}
+
+// configOf is a Config from the rules of a .kiln.yaml text.
+func configOf(text string) (*rules.Config, error) {
+	var c struct{ Rules map[string]string }
+	if err := yaml.Unmarshal([]byte(text), &c); err != nil {
+		return nil, err
+	}
+	return rules.NewConfig("", c.Rules, nil, nil, rules.HelmConfig{}), nil
 }

@@ -1,0 +1,393 @@
+// Package settings holds every setting of a kiln run and the one decoder
+// that the command-line flags, .kiln.yaml, the KRM functionConfig and the
+// Argo CD environment all go through. Each source turns what it reads into
+// assignments (a key, a YAML value, and where it was written); the decoder
+// checks and applies them in order, so a mistake is reported the same way
+// from every source, naming the setting where it came from.
+package settings
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Settings are the settings of one run.
+type Settings struct {
+	// Config is the config file named by --config (or its equivalents);
+	// File is the one read ("" for none).
+	Config, File   string
+	KubeVersion    string
+	PSALevel       string
+	PSAVersion     string
+	Policies       []string
+	StorageClasses string
+	As             string
+	AsGroups       []string
+	Authorizer     string
+	FailOn         string
+	// Namespace is the namespace given to objects without one (Argo CD's
+	// application namespace); Helm's is Helm.Namespace.
+	Namespace string
+	Exclude   []string
+	Rules     map[string]string
+	Helm      rules.HelmConfig
+
+	ruleAt map[string]manifest.Position
+	// filePolicies is how many of Policies the config file gave.
+	filePolicies int
+	// given are the assignments from every source but the config file, in
+	// order, replayed over the file once it is read.
+	given []Assignment
+}
+
+// Assignment is one setting as a source gives it.
+type Assignment struct {
+	// Key is the setting's name in .kiln.yaml, dotted for nested ones
+	// (psa.level, helm.values).
+	Key   string
+	Value *yaml.Node
+	// From says where it was written: a flag (--kube-version), file:line:col,
+	// an environment variable, a functionConfig line.
+	From string
+	// Pos is the position when From is a file.
+	Pos manifest.Position
+}
+
+// kind is what a setting's value must be.
+type kind int
+
+const (
+	scalar kind = iota
+	list
+	mapping
+)
+
+// entry is one setting: its name in each source and how it is applied.
+type entry struct {
+	key string
+	// spec is the name in a KRM functionConfig's spec (flat); flag the
+	// kiln flag; env the Argo CD plugin env name after KILN_ and param its
+	// plugin parameter. "" where the source does not take it.
+	spec, flag, env, param string
+	// inFile is set for the settings .kiln.yaml takes.
+	inFile bool
+	kind   kind
+	// add makes a list add to earlier values instead of replacing them.
+	add   bool
+	apply func(s *Settings, a Assignment, v value) error
+}
+
+// value is a decoded assignment.
+type value struct {
+	str  string
+	strs []string
+}
+
+var table = []entry{
+	{key: "config", param: "config", spec: "config", flag: "config", env: "CONFIG",
+		apply: func(s *Settings, a Assignment, v value) error { s.Config = v.str; return nil }},
+	{key: "kubeVersion", param: "kube-version", spec: "kubeVersion", flag: "kube-version", env: "KUBE_VERSION", inFile: true, apply: applyKubeVersion},
+	{key: "psa.level", param: "psa-level", spec: "psaLevel", flag: "psa-level", env: "PSA_LEVEL", inFile: true, apply: applyPSALevel},
+	{key: "psa.version", param: "psa-version", spec: "psaVersion", flag: "psa-version", env: "PSA_VERSION", inFile: true,
+		apply: func(s *Settings, a Assignment, v value) error { s.PSAVersion = v.str; return nil }},
+	{key: "policies", param: "policies", spec: "policies", flag: "policy", env: "POLICIES", inFile: true, kind: list, add: true,
+		apply: func(s *Settings, a Assignment, v value) error {
+			// The config file's and then those of one other source: a
+			// later source's list replaces an earlier one's.
+			if a.Pos.File != "" {
+				s.filePolicies = len(s.Policies) + len(v.strs)
+			} else {
+				s.Policies = s.Policies[:s.filePolicies]
+			}
+			s.Policies = append(s.Policies, v.strs...)
+			return nil
+		}},
+	{key: "storageClasses", param: "storage-classes", spec: "storageClasses", flag: "storage-classes", env: "STORAGE_CLASSES", inFile: true,
+		apply: func(s *Settings, a Assignment, v value) error { s.StorageClasses = v.str; return nil }},
+	{key: "as", spec: "as", flag: "as", inFile: true,
+		apply: func(s *Settings, a Assignment, v value) error { s.As = v.str; return nil }},
+	{key: "asGroups", spec: "asGroups", flag: "as-group", inFile: true, kind: list,
+		apply: func(s *Settings, a Assignment, v value) error { s.AsGroups = v.strs; return nil }},
+	{key: "authorizer", spec: "authorizer", flag: "authorizer", inFile: true, apply: applyAuthorizer},
+	{key: "failOn", param: "fail-on", spec: "failOn", flag: "fail-on", env: "FAIL_ON", inFile: true, apply: applyFailOn},
+	{key: "namespace", param: "namespace", env: "NAMESPACE",
+		apply: func(s *Settings, a Assignment, v value) error { s.Namespace = v.str; return nil }},
+	{key: "exclude", inFile: true, kind: list, add: true, apply: applyExclude},
+	{key: "rules", spec: "rules", inFile: true, kind: mapping, apply: applyRules},
+	{key: "helm.releaseName", flag: "release-name", inFile: true,
+		apply: func(s *Settings, a Assignment, v value) error { s.helm(a).ReleaseName = v.str; return nil }},
+	{key: "helm.namespace", flag: "namespace", inFile: true,
+		apply: func(s *Settings, a Assignment, v value) error { s.helm(a).Namespace = v.str; return nil }},
+	{key: "helm.values", flag: "values", inFile: true, kind: list, add: true,
+		apply: func(s *Settings, a Assignment, v value) error {
+			h := s.helm(a)
+			for _, p := range v.strs {
+				if a.Pos.File != "" && !filepath.IsAbs(p) {
+					p = filepath.Join(filepath.Dir(a.Pos.File), p) // relative to the config
+				}
+				h.Values = append(h.Values, p)
+			}
+			return nil
+		}},
+	{key: "helm.set", flag: "set", inFile: true, kind: list, add: true,
+		apply: func(s *Settings, a Assignment, v value) error {
+			h := s.helm(a)
+			h.Set = append(h.Set, v.strs...)
+			return nil
+		}},
+	{key: "helm.charts", inFile: true, kind: mapping, apply: applyCharts},
+}
+
+// helm returns where a Helm setting goes: the config file's defaults, or
+// the settings given outside it (flags), which apply after a chart's own.
+func (s *Settings) helm(a Assignment) *rules.HelmChart {
+	if a.Pos.File != "" {
+		return &s.Helm.HelmChart
+	}
+	return &s.Helm.Given
+}
+
+// byKey indexes table (filled by init: table's own functions use it).
+var byKey map[string]*entry
+
+func init() {
+	byKey = map[string]*entry{}
+	for i := range table {
+		byKey[table[i].key] = &table[i]
+	}
+}
+
+func lookup(key string) *entry { return byKey[key] }
+
+// New returns empty settings.
+func New() *Settings {
+	return &Settings{Rules: map[string]string{}, ruleAt: map[string]manifest.Position{}}
+}
+
+// Apply checks and applies one assignment from a source other than the
+// config file; it is applied again over the file's settings when the file
+// is read.
+func (s *Settings) Apply(a Assignment) error {
+	if err := s.apply(a); err != nil {
+		return err
+	}
+	s.given = append(s.given, a)
+	return nil
+}
+
+// apply is the decoder: the value's shape, then the setting's own check.
+func (s *Settings) apply(a Assignment) error {
+	e := lookup(a.Key)
+	if e == nil {
+		return a.errorf("unknown setting %q", a.Key)
+	}
+	n := a.Value
+	var v value
+	switch e.kind {
+	case scalar:
+		if n.Kind != yaml.ScalarNode {
+			return a.errorf("%s must be a string", a.Key)
+		}
+		v.str = n.Value
+	case list:
+		if n.Kind != yaml.SequenceNode {
+			return a.errorf("%s must be a list of strings", a.Key)
+		}
+		for _, it := range n.Content {
+			if it.Kind != yaml.ScalarNode {
+				return a.at(it).errorf("%s entries must be strings", a.Key)
+			}
+			v.strs = append(v.strs, it.Value)
+		}
+	case mapping:
+		if n.Kind != yaml.MappingNode {
+			return a.errorf("%s must be a mapping", a.Key)
+		}
+	}
+	return e.apply(s, a, v)
+}
+
+// errorf is an error naming where the assignment was written.
+func (a Assignment) errorf(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if a.Pos.File != "" {
+		// A file position does not say which setting: the message does.
+		if top, _, _ := strings.Cut(a.Key, "."); !strings.HasPrefix(msg, top) && !strings.HasPrefix(msg, "exclude") {
+			msg = a.Key + ": " + msg
+		}
+		return &manifest.Error{Pos: a.Pos, Msg: msg}
+	}
+	return &Error{From: a.From, Msg: msg}
+}
+
+// at is the assignment moved to a node inside its value (a file position).
+func (a Assignment) at(n *yaml.Node) Assignment {
+	if a.Pos.File != "" && n.Line > 0 {
+		a.Pos.Line, a.Pos.Column = n.Line, n.Column
+	}
+	return a
+}
+
+// Error is a bad setting given outside a file: "--kube-version: ...".
+type Error struct{ From, Msg string }
+
+func (e *Error) Error() string { return e.From + ": " + e.Msg }
+
+// Scalar, List make assignment values from flag and environment strings.
+func Scalar(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+// List is a sequence of strings.
+func List(ss []string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	for _, s := range ss {
+		n.Content = append(n.Content, Scalar(s))
+	}
+	return n
+}
+
+func applyKubeVersion(s *Settings, a Assignment, v value) error {
+	k, err := manifest.ParseKubeVersion(v.str)
+	if err != nil {
+		return a.errorf("%v", err)
+	}
+	if k.Less(manifest.OldestKube) || manifest.LatestKube.Less(k) {
+		return a.errorf("Kubernetes %s is outside the range kiln knows (%s to %s)", k, manifest.OldestKube, manifest.LatestKube)
+	}
+	s.KubeVersion = v.str
+	return nil
+}
+
+func applyPSALevel(s *Settings, a Assignment, v value) error {
+	switch v.str {
+	case "privileged", "baseline", "restricted":
+		s.PSALevel = v.str
+		return nil
+	}
+	return a.errorf("%q is not a Pod Security level: use privileged, baseline or restricted", v.str)
+}
+
+func applyAuthorizer(s *Settings, a Assignment, v value) error {
+	if v.str != "allow" && v.str != "deny" {
+		return a.errorf("%q: use allow or deny", v.str)
+	}
+	s.Authorizer = v.str
+	return nil
+}
+
+// FailOnValues are the values failOn takes.
+const FailOnValues = "error, warning or never"
+
+func applyFailOn(s *Settings, a Assignment, v value) error {
+	if _, err := ParseFailOn(v.str); err != nil {
+		return a.errorf("%q: use %s", v.str, FailOnValues)
+	}
+	s.FailOn = v.str
+	return nil
+}
+
+// ParseFailOn turns a failOn value into the lowest severity that fails a
+// run; 0 means nothing fails it. The empty string is the default, error.
+func ParseFailOn(s string) (rules.Severity, error) {
+	switch s {
+	case "", "error":
+		return rules.Error, nil
+	case "warning":
+		return rules.Warning, nil
+	case "never":
+		return 0, nil
+	}
+	return 0, fmt.Errorf("%q: use %s", s, FailOnValues)
+}
+
+func applyExclude(s *Settings, a Assignment, v value) error {
+	for i, g := range v.strs {
+		if err := rules.CheckGlob(g); err != nil {
+			return a.at(a.Value.Content[i]).errorf("exclude %q is not a glob kiln reads: use * (within a path segment), ** (across segments) and ?", g)
+		}
+	}
+	s.Exclude = append(s.Exclude, v.strs...)
+	return nil
+}
+
+// ruleValues are the settings a rules entry takes.
+var ruleValues = map[string]bool{"off": true, "on": true, "true": true, "false": true, "enabled": true, "disabled": true,
+	"error": true, "warning": true, "warn": true, "info": true}
+
+func applyRules(s *Settings, a Assignment, v value) error {
+	m := a.Value
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		k, x := m.Content[j], m.Content[j+1]
+		at := a.at(k)
+		if x.Kind != yaml.ScalarNode {
+			return a.at(x).errorf("rules.%s must be a string", k.Value)
+		}
+		if !ruleValues[strings.ToLower(x.Value)] {
+			return a.at(x).errorf("rules.%s: %q is not a setting: use error, warning, info, on or off", k.Value, x.Value)
+		}
+		s.Rules[k.Value] = x.Value
+		if at.Pos.File != "" {
+			s.ruleAt[k.Value] = at.Pos
+		} else {
+			s.ruleAt[k.Value] = manifest.Position{File: a.From}
+		}
+	}
+	return nil
+}
+
+func applyCharts(s *Settings, a Assignment, v value) error {
+	m := a.Value
+	if s.Helm.Charts == nil {
+		s.Helm.Charts = map[string]rules.HelmChart{}
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		dir, x := m.Content[j].Value, m.Content[j+1]
+		what := "helm.charts." + dir
+		if x.Kind != yaml.MappingNode {
+			return a.at(x).errorf("%s must be a mapping (keys: releaseName, namespace, values, set)", what)
+		}
+		c := s.Helm.Charts[dir]
+		for i := 0; i+1 < len(x.Content); i += 2 {
+			k, y := x.Content[i], x.Content[i+1]
+			sub := New()
+			key := "helm." + k.Value
+			if lookup(key) == nil || key == "helm.charts" {
+				return a.at(k).errorf("unknown key %s.%s (known: releaseName, namespace, values, set)", what, k.Value)
+			}
+			if err := sub.apply(Assignment{Key: key, Value: y, From: a.From, Pos: a.at(y).Pos}); err != nil {
+				return err
+			}
+			switch k.Value {
+			case "releaseName":
+				c.ReleaseName = sub.Helm.ReleaseName
+			case "namespace":
+				c.Namespace = sub.Helm.Namespace
+			case "values":
+				c.Values = sub.Helm.Values
+			case "set":
+				c.Set = sub.Helm.Set
+			}
+		}
+		s.Helm.Charts[dir] = c
+	}
+	return nil
+}
+
+// keys lists the settings a source takes, for "known: ..." messages.
+func keys(name func(e *entry) string) string {
+	var out []string
+	for i := range table {
+		if n := name(&table[i]); n != "" {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
