@@ -301,13 +301,21 @@ func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
 		return nil, nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	next, jsonStream := func(n *yaml.Node) error { return dec.Decode(n) }, false
+	if isJSONStream(data) {
+		next, jsonStream = jsonValues(file, data), true
+	}
 	in := interner{}
 	docStart := 0 // objects of the previous document, whose end line is the next document's start
 	markers := markerScan{data: data}
 	for doc := 0; ; doc++ {
 		var n yaml.Node
-		err := dec.Decode(&n)
+		err := next(&n)
 		if err == io.EOF {
+			break
+		}
+		if e, ok := err.(*Error); ok {
+			errs = append(errs, e)
 			break
 		}
 		if err != nil {
@@ -322,6 +330,9 @@ func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
 			continue // an empty document, e.g. "---" followed by a comment
 		}
 		start := markers.startOf(root.Line)
+		if jsonStream {
+			start = root.Line
+		}
 		if doc == 0 {
 			start = 1 // the first document starts with the file, comments and all
 		}

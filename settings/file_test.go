@@ -1,10 +1,12 @@
 package settings
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/kilnhq/kiln/rules"
+	_ "github.com/kilnhq/kiln/rules/checkers" // the rules the README names
 )
 
 // parse decodes a .kiln.yaml text alone, as Load does.
@@ -135,4 +137,31 @@ func FuzzReadFile(f *testing.F) {
 			_ = c.RuleConfig().Enabled("psa/x")
 		}
 	})
+}
+
+// TestREADMEExample: the .kiln.yaml the README shows is one kiln reads,
+// with every key it documents.
+func TestREADMEExample(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start = "```yaml\nkubeVersion: \"1.31\""
+	text := string(data)
+	i := strings.Index(text, start)
+	if i < 0 {
+		t.Fatal("README has no .kiln.yaml example")
+	}
+	body := text[i+len("```yaml\n"):]
+	body = body[:strings.Index(body, "```")]
+	s, err := parse("README.md", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RuleConfig().CheckRules(rules.AllRules()); err != nil {
+		t.Fatal(err)
+	}
+	if s.KubeVersion == "" || s.PSALevel == "" || s.FailOn == "" || len(s.AsGroups) == 0 || len(s.Helm.Charts) == 0 || len(s.Exclude) == 0 {
+		t.Errorf("README example lost keys: %+v", s)
+	}
 }
