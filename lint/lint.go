@@ -15,6 +15,7 @@ package lint
 import (
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -56,10 +57,16 @@ type Output struct {
 // refs, each file of the Result lists its objects (for per-object
 // reports); else only the files are listed.
 func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
-	stdin := readStdin(in)
-	first := readContext(in, stdin)
 	e := *eng
 	e.DropContent = true
+	if e.Options != nil {
+		opts := *e.Options
+		opts.Policies = notLinted(opts.Policies, in)
+		e.Options = &opts
+	}
+	in.Policies = notLinted(in.Policies, in)
+	stdin := readStdin(in)
+	first := readContext(in, stdin)
 	n := len(in.Files) + len(in.Units)
 	files := make([]rules.FileObjects, n)
 	errs := make([][]error, n)
@@ -98,6 +105,42 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	}
 	out.Errs = append(out.Errs, first.specErrs...)
 	return out, nil
+}
+
+// notLinted drops from the --policy paths the files the input reads
+// anyway (a policies/ directory under a linted tree), so that each policy
+// is read once: a directory with such files becomes its other files.
+func notLinted(policies []string, in Input) []string {
+	linted := map[string]bool{}
+	for _, f := range append(append([]string(nil), in.Files...), in.Context...) {
+		linted[absOr(f)] = true
+	}
+	var out []string
+	for _, p := range policies {
+		files, _ := manifest.Expand([]string{p})
+		var rest []string
+		dropped := false
+		for _, f := range files {
+			if linted[absOr(f)] {
+				dropped = true
+			} else {
+				rest = append(rest, f)
+			}
+		}
+		if !dropped {
+			out = append(out, p)
+			continue
+		}
+		out = append(out, rest...)
+	}
+	return out
+}
+
+func absOr(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 // feed is the second pass: every file read again and judged, then the

@@ -185,3 +185,49 @@ func TestRepoContext(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyReadOnce: a --policy directory under the linted tree is read
+// once, so its policy is neither reported as defined twice nor applied twice.
+func TestPolicyReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policies")
+	if err := os.MkdirAll(pol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	policy := `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-bad}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}]
+  validations: [{expression: "object.metadata.name != 'bad'", message: no bad}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-bad}
+spec: {policyName: no-bad, validationActions: [Deny]}
+`
+	files := map[string]string{filepath.Join(pol, "p.yaml"): policy, filepath.Join(dir, "cm.yaml"): "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad, namespace: x}\n"}
+	for p, text := range files {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inputs, _ := manifest.Expand([]string{dir})
+	for _, policies := range [][]string{{pol}, {filepath.Join(pol, "p.yaml")}} {
+		opts := rules.DefaultOptions()
+		opts.Policies = policies
+		out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts}, lint.Input{Files: inputs, Policies: policies}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range out.Result.Findings {
+			got = append(got, filepath.Base(f.Pos.File)+" "+f.Rule)
+		}
+		if strings.Join(got, ",") != "cm.yaml policy/no-bad" {
+			t.Errorf("--policy %v: findings %v, want the one denial", policies, got)
+		}
+	}
+}
