@@ -35,19 +35,9 @@ var podFixers = map[rules.FixAction]func(spec *yaml.Node) []string{
 	rules.FixCapabilitiesBaseline:   fixCapabilitiesBaseline,
 }
 
-// MatchRule reports whether a rule ID matches a --rule pattern: an ID, or a
-// path.Match glob such as "psa/*".
-func MatchRule(pattern, rule string) bool {
-	if pattern == rule {
-		return true
-	}
-	ok, err := path.Match(pattern, rule)
-	return err == nil && ok
-}
-
 // Options say what to fix.
 type Options struct {
-	// Only limits the fixes to rules matching one of these patterns (see MatchRule); empty means all.
+	// Only limits the fixes to rules matching one of these patterns (see rules.MatchRule); empty means all.
 	Only []string
 	// RunAsUser, when above 0, is the user ID set on pods that get
 	// runAsNonRoot: true and name no user: with it the kubelet need not trust
@@ -60,7 +50,7 @@ func (o Options) wants(rule string) bool {
 		return true
 	}
 	for _, p := range o.Only {
-		if MatchRule(p, rule) {
+		if rules.MatchRule(p, rule) {
 			return true
 		}
 	}

@@ -360,3 +360,17 @@ func TestRunAsNonRootCautions(t *testing.T) {
 		})
 	}
 }
+
+// TestRulePatterns: --rule takes the pattern syntax of .kiln.yaml and
+// kiln.dev/ignore (an ID, or a prefix ending in *), nothing else.
+func TestRulePatterns(t *testing.T) {
+	ids := []string{"psa/runAsNonRoot", "psa/seccompProfile_restricted", "sidecar/classic-in-job"}
+	for pattern, want := range map[string]bool{
+		"psa/runAsNonRoot": true, "psa/*": true, "psa/run*": true, "*": true, "sidecar/*": true,
+		"psa/*Root": false, "psa/?unAsNonRoot": false, "api/*": false, "psa/runAsNonRoo": false,
+	} {
+		if got := MatchesAnyRule(pattern, ids); got != want {
+			t.Errorf("MatchesAnyRule(%q) = %v, want %v", pattern, got, want)
+		}
+	}
+}

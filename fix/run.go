@@ -133,7 +133,7 @@ func printChanges(w io.Writer, r *Result) {
 // MatchesAnyRule reports whether a --rule pattern names at least one of the rules.
 func MatchesAnyRule(pattern string, ids []string) bool {
 	for _, id := range ids {
-		if MatchRule(pattern, id) {
+		if rules.MatchRule(pattern, id) {
 			return true
 		}
 	}

@@ -116,7 +116,7 @@ type ruleSetting struct {
 func (c *Config) setting(id string) ruleSetting {
 	best, bestLen := "", -1
 	for pat := range c.Rules {
-		if !matchRule(pat, id) {
+		if !MatchRule(pat, id) {
 			continue
 		}
 		l := len(pat)

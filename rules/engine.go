@@ -287,7 +287,7 @@ func (r *run) use(d Diagnostic) {
 	}
 	ids, _, _ := strings.Cut(v, "#")
 	for _, id := range strings.Split(ids, ",") {
-		if id = strings.TrimSpace(id); matchRule(id, d.Rule) {
+		if id = strings.TrimSpace(id); MatchRule(id, d.Rule) {
 			r.record(key).used[id] = true
 		}
 	}
@@ -395,7 +395,7 @@ func ignored(o *manifest.Object, rule string) (reason string, ok bool) {
 func ignoredBy(v, rule string) (reason string, ok bool) {
 	ids, reason, _ := strings.Cut(v, "#")
 	for _, id := range strings.Split(ids, ",") {
-		if matchRule(strings.TrimSpace(id), rule) {
+		if MatchRule(strings.TrimSpace(id), rule) {
 			return strings.TrimSpace(reason), true
 		}
 	}
@@ -469,7 +469,7 @@ func (r *run) unusedIgnores(known []*Rule) []Finding {
 // matchesAny reports whether a pattern names at least one known rule.
 func matchesAny(pattern string, known []*Rule) bool {
 	for _, r := range known {
-		if matchRule(pattern, r.ID) {
+		if MatchRule(pattern, r.ID) {
 			return true
 		}
 	}
@@ -481,7 +481,7 @@ func matchesAny(pattern string, known []*Rule) bool {
 func allOff(pattern string, known []*Rule, cfg *Config) bool {
 	n := 0
 	for _, r := range known {
-		if matchRule(pattern, r.ID) {
+		if MatchRule(pattern, r.ID) {
 			if cfg.Enabled(r.ID) {
 				return false
 			}
@@ -491,8 +491,9 @@ func allOff(pattern string, known []*Rule, cfg *Config) bool {
 	return n > 0
 }
 
-// matchRule matches a rule ID against an ID or a pattern ending in "*" ("psa/*", "*").
-func matchRule(pattern, id string) bool {
+// MatchRule matches a rule ID against an ID or a pattern ending in "*" ("psa/*", "*"):
+// the one pattern syntax of .kiln.yaml, kiln.dev/ignore and kiln fix --rule.
+func MatchRule(pattern, id string) bool {
 	if pattern == "" {
 		return false
 	}
