@@ -1,5 +1,10 @@
 package rules
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Fix is a repair a checker attaches to the diagnostic it reports, as
 // go/analysis attaches SuggestedFixes: what kiln fix does to the object so
 // that the finding goes away. The checker that knows what is wrong decides
@@ -33,3 +38,30 @@ const (
 	FixNativeSidecar          FixAction = "native-sidecar"           // a container moved to initContainers with restartPolicy: Always
 	FixAPIVersion             FixAction = "apiVersion"               // apiVersion set to Fix.APIVersion
 )
+
+// Describe says in plain words what kiln fix does for the fix.
+func (f *Fix) Describe() string {
+	where := "the pod and every container"
+	if f.Template != "" {
+		where = "the pod template " + f.Template + " and every container"
+	}
+	switch f.Action {
+	case FixRunAsNonRoot:
+		return "kiln fix sets runAsNonRoot: true on " + where
+	case FixSeccompRestricted:
+		return "kiln fix sets seccompProfile type RuntimeDefault on " + where + " where it is unset or not allowed"
+	case FixSeccompBaseline:
+		return "kiln fix removes the Unconfined seccompProfiles of " + where
+	case FixNoPrivilegeEscalation:
+		return "kiln fix sets allowPrivilegeEscalation: false on every container of " + strings.TrimSuffix(where, " and every container")
+	case FixCapabilitiesRestricted:
+		return "kiln fix drops ALL capabilities and adds back only NET_BIND_SERVICE where it was added, on every container"
+	case FixCapabilitiesBaseline:
+		return "kiln fix removes the added capabilities beyond the baseline level, on every container"
+	case FixNativeSidecar:
+		return fmt.Sprintf("kiln fix moves containers[%d] to initContainers with restartPolicy: Always (a native sidecar)", f.Container)
+	case FixAPIVersion:
+		return "kiln fix sets apiVersion: " + f.APIVersion
+	}
+	return "kiln fix repairs it (" + string(f.Action) + ")"
+}

@@ -238,6 +238,10 @@ func (p *fnProcessor) addFindings(rl *framework.ResourceList, res *rules.Result,
 		if f.Field != "" {
 			r.Field = &framework.Field{Path: f.Field}
 		}
+		if f.Fix != nil {
+			// What kiln fix would do, for the function's caller to show.
+			r.Tags["fix"] = f.Fix.Describe()
+		}
 		r.File = byRef[f.Object]
 		p.add(rl, r)
 	}

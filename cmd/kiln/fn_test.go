@@ -334,3 +334,20 @@ func FuzzResourceList(f *testing.F) {
 		}
 	})
 }
+
+// TestFnResultsCarryFixes: a result whose finding kiln fix can repair says
+// how in its fix tag; one it cannot has none.
+func TestFnResultsCarryFixes(t *testing.T) {
+	_, out, _ := runFnText(t, resourceList(fnBadPod, lintConfig("")))
+	_, results := parseOutput(t, out)
+	seen := map[string]string{}
+	for _, r := range results {
+		seen[r.Tags["rule"]] = r.Tags["fix"]
+	}
+	if fix, ok := seen["psa/runAsNonRoot"]; !ok || !strings.Contains(fix, "runAsNonRoot: true") {
+		t.Errorf("psa/runAsNonRoot fix tag = %q (present %v), want what kiln fix sets", fix, ok)
+	}
+	if fix, ok := seen["psa/privileged"]; !ok || fix != "" {
+		t.Errorf("psa/privileged fix tag = %q (present %v), want none: kiln fix does not repair it", fix, ok)
+	}
+}
