@@ -195,6 +195,10 @@ func Discover(paths []string, opts Options) *Result {
 		}
 		res.Units = append(res.Units, &Unit{Kind: "chart", Dir: dir, Source: renderChart(dir, opts)})
 	}
+	kustDirs := map[string]bool{}
+	for _, d := range c.kusts {
+		kustDirs[absOr(d)] = true
+	}
 	for _, f := range c.files {
 		if f != manifest.Stdin {
 			if _, ok := consumed[absOr(f)]; ok {
@@ -203,12 +207,23 @@ func Discover(paths []string, opts Options) *Result {
 			if excluded(f) {
 				continue
 			}
+			if kustDirs[filepath.Dir(absOr(f))] {
+				// kustomize builds that directory and never reads this file
+				// (a patch whose entry is commented out, a scaffold): nothing
+				// applies it, and alone it is often a partial object.
+				res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: f}, Reason: unusedInKustomization})
+				continue
+			}
 		}
 		res.Files = append(res.Files, f)
 	}
 	sort.SliceStable(res.Units, func(i, j int) bool { return res.Units[i].Dir < res.Units[j].Dir })
 	return res
 }
+
+// unusedInKustomization is why a file beside a kustomization that no
+// build read is skipped.
+const unusedInKustomization = "in a kustomization's directory but not read by any kustomize build of the input (kustomize never applies it)"
 
 // addFile takes a file the user named: a kustomization or Chart.yaml stands
 // for its directory; a file inside a chart for its chart; others are plain

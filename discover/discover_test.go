@@ -61,8 +61,11 @@ func TestDiscoverWhatEachFileIs(t *testing.T) {
 	if got, want := strings.Join(unitDirs(res), ","), "chart:testdata/repo/charts/app,chart:testdata/repo/charts/broken,kustomization:testdata/repo/kust/overlays/prod"; got != want {
 		t.Errorf("units = %s, want %s", got, want)
 	}
-	if len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Reason, "remote base") {
-		t.Errorf("skipped = %v, want the remote kustomization", res.Skipped)
+	// The remote kustomization, and a file beside a kustomization that no
+	// build reads.
+	if len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0].Reason, "remote base") ||
+		filepath.ToSlash(res.Skipped[1].Pos.File) != "testdata/repo/kust/overlays/prod/unused_patch.yaml" || res.Skipped[1].Reason != unusedInKustomization {
+		t.Errorf("skipped = %v, want the remote kustomization and unused_patch.yaml", res.Skipped)
 	}
 	if res.Count("chart") != 1 || res.Count("kustomization") != 1 {
 		t.Errorf("rendered %d charts and %d kustomizations, want 1 and 1", res.Count("chart"), res.Count("kustomization"))
