@@ -63,3 +63,33 @@ func TestFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownKindOncePerKind: the note on a kind the policies can only
+// guess comes once per kind, at its first object, and only when a policy
+// matches the guessed resource.
+func TestUnknownKindOncePerKind(t *testing.T) {
+	policy := func(resources string) string {
+		return `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: named}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: ["*"], apiVersions: ["*"], operations: [CREATE], resources: [` + resources + `]}]
+  validations: [{expression: "true"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: named}
+spec: {policyName: named, validationActions: [Deny]}
+`
+	}
+	widgets := "---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: a, namespace: x}\n" +
+		"---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: b, namespace: x}\n" +
+		"---\napiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: c, namespace: x}\n"
+	const guess = `policies see it as resource %q (namespaced), a guess`
+	check(t, lint(t, policy(`"*"`)+widgets, nil), []string{
+		"15 warning policy/unknown-kind: kind Widget.example.com is neither built in nor defined by a CustomResourceDefinition in the input; " + fmt.Sprintf(guess, "widgets") + " (said once for the 2 objects of this kind)",
+		"23 warning policy/unknown-kind: kind Gadget.example.com is neither built in nor defined by a CustomResourceDefinition in the input; " + fmt.Sprintf(guess, "gadgets"),
+	})
+	check(t, lint(t, policy("configmaps")+widgets, nil), nil)
+}

@@ -83,12 +83,13 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 		authz:     admissionauthorizer.NewCachingAuthorizer(e.authz),
 		versioned: map[schema.GroupVersionKind]*admission.VersionedAttributes{},
 	}
-	if res.Guessed && e.opts.UnknownKindRule != "" {
-		ev.out = append(ev.out, rules.Diagnostic{Rule: e.opts.UnknownKindRule, Object: o, Field: "kind",
-			Message: fmt.Sprintf("kind %s is neither built in nor defined by a CustomResourceDefinition in the input; policies see it as resource %q (namespaced), a guess", res.GVK.GroupKind(), res.GVR.Resource)})
-	}
 	for _, p := range e.policies {
 		ev.policy(p)
+	}
+	if res.Guessed && ev.matched && e.opts.UnknownKindRule != "" {
+		// Only where the guess decides something: a policy matched it.
+		ev.out = append([]rules.Diagnostic{{Rule: e.opts.UnknownKindRule, Object: o, Field: "kind",
+			Message: fmt.Sprintf("kind %s is neither built in nor defined by a CustomResourceDefinition in the input; policies see it as resource %q (namespaced), a guess", res.GVK.GroupKind(), res.GVR.Resource)}}, ev.out...)
 	}
 	return ev.out
 }
@@ -105,6 +106,8 @@ type objectEval struct {
 	authz     authorizer.UnconditionalAuthorizer
 	versioned map[schema.GroupVersionKind]*admission.VersionedAttributes
 	out       []rules.Diagnostic
+	// matched is set once a policy's matchConstraints match the request.
+	matched bool
 }
 
 // policy evaluates every binding of one policy whose matchConstraints
@@ -121,6 +124,7 @@ func (ev *objectEval) policy(p *policyEntry) {
 	if !matches {
 		return
 	}
+	ev.matched = true
 	if p.configErr != nil {
 		ev.configError(p.configErr, p, nil)
 		return

@@ -203,7 +203,8 @@ func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
 kiln knows the resource of every built-in kind and of the kinds that CustomResourceDefinitions in the
 input define. For any other kind it guesses the lowercase plural of the kind ("Widget" → "widgets",
 "Policy" → "policies") and treats the object as namespaced. Add the CRD to the input (or to --policy)
-to match exactly.`,
+to match exactly. The note comes once per kind, at its first object, and only when some policy's
+matchConstraints match the guessed resource (elsewhere the guess decides nothing).`,
 		}
 	}
 	return e
