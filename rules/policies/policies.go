@@ -1,5 +1,5 @@
 // Package policies holds kiln's single-object rules written as
-// ValidatingAdmissionPolicies (*.yaml here, embedded) and the "policies"
+// ValidatingAdmissionPolicies (rules/<family>/policies/*.yaml, embedded) and the "policies"
 // checker that runs them through the CEL engine (rules/cel), so that the
 // same YAML guards Git (kiln lint) and a cluster (kiln policies export).
 //
@@ -27,10 +27,14 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/cel"
+	jobsetpolicies "github.com/kilnhq/kiln/rules/jobset/policies"
+	sidecarpolicies "github.com/kilnhq/kiln/rules/sidecar/policies"
+	storagepolicies "github.com/kilnhq/kiln/rules/storage/policies"
 )
 
-//go:embed *.yaml
-var files embed.FS
+// families are the policies of each rule family, each in its own folder
+// (rules/<family>/policies) beside the family's fixtures and Go code.
+var families = []fs.FS{jobsetpolicies.Files, sidecarpolicies.Files, storagepolicies.Files}
 
 // helpers are CEL variables several policies share (the pod templates of a
 // workload), written once. A policy line "# kiln:include helpers/NAME.yaml"
@@ -140,10 +144,22 @@ func Rules() []*rules.Rule {
 }
 
 func mustLoad() []*Policy {
-	ps, err := load(files)
-	if err != nil {
-		panic("rules/policies: " + err.Error())
+	var ps []*Policy
+	seen := map[string]bool{}
+	for _, f := range families {
+		more, err := load(f)
+		if err != nil {
+			panic("rules/policies: " + err.Error())
+		}
+		for _, p := range more {
+			if seen[p.Name] {
+				panic("rules/policies: policy " + p.Name + " is in two families")
+			}
+			seen[p.Name] = true
+		}
+		ps = append(ps, more...)
 	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 	return ps
 }
 

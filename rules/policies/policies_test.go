@@ -23,9 +23,18 @@ import (
 
 func TestPoliciesAndRules(t *testing.T) {
 	ps := All()
-	names, err := fs.Glob(files, "*.yaml")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no embedded policies: %v", err)
+	var names []string
+	for _, f := range families {
+		n, err := fs.Glob(f, "*.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n...)
+	}
+	// Every family folder's policies, found by their folders, are embedded.
+	onDisk, _ := filepath.Glob("../*/policies/*.yaml")
+	if len(names) == 0 || len(onDisk) != len(names) {
+		t.Fatalf("%d policies embedded, %d in rules/*/policies/ (a new family's folder must be added to families)", len(names), len(onDisk))
 	}
 	if len(ps) != len(names) {
 		t.Errorf("%d policies from %d files", len(ps), len(names))
