@@ -328,16 +328,10 @@ func isRemote(ref string) bool {
 // originIndex parses each origin file once and places rendered objects on
 // the objects they came from.
 type originIndex struct {
-	mu    sync.Mutex
-	files map[string]*originFile
+	files onceMap[[]*manifest.Object]
 }
 
-type originFile struct {
-	once sync.Once
-	objs []*manifest.Object
-}
-
-func newOriginIndex() *originIndex { return &originIndex{files: map[string]*originFile{}} }
+func newOriginIndex() *originIndex { return &originIndex{} }
 
 // place sets node's positions from the document its origin names (file
 // and the line the document starts on), else from its generator's entry,
@@ -398,22 +392,18 @@ func lineOf(file, prefix string) int {
 // a name the rendered one contains (a prefix or suffix was added), else the
 // only object of that kind.
 func (x *originIndex) match(file string, line int, rendered *yaml.Node) *yaml.Node {
-	x.mu.Lock()
-	f, ok := x.files[file]
-	if !ok {
-		f = &originFile{}
-		x.files[file] = f
-	}
-	x.mu.Unlock()
-	f.once.Do(func() {
-		if data, err := os.ReadFile(file); err == nil {
-			f.objs, _ = manifest.Parse(file, data)
+	objs := x.files.get(file, func() []*manifest.Object {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil
 		}
+		objs, _ := manifest.Parse(file, data)
+		return objs
 	})
 	kind := scalarAt(rendered, "kind")
 	name := scalarAt(lookupNode(rendered, "metadata"), "name")
 	var sameKind []*manifest.Object
-	for _, o := range f.objs {
+	for _, o := range objs {
 		if o.Kind == kind {
 			if o.Node().Line == line {
 				return o.Node()

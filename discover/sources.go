@@ -43,32 +43,25 @@ var errStubTouched = errors.New("a transformer changed a CRD schema placeholder"
 // sources prepares the resource files kustomize reads, once per file for
 // all the builds of one discovery.
 type sources struct {
-	mu      sync.Mutex
-	files   map[string]*preparedFile
+	files   onceMap[preparedFile]
+	mu      sync.Mutex // guards schemas
 	schemas []*yaml.Node
 }
 
-type preparedFile struct {
-	once sync.Once
-	// data, stubbed are the file as kustomize reads it, without and with
-	// schema placeholders; nil when the file is read as written.
-	data, stubbed []byte
-}
+// preparedFile is one resource file as kustomize reads it, without and with
+// schema placeholders; nil when the file is read as written.
+type preparedFile struct{ data, stubbed []byte }
 
-func newSources() *sources { return &sources{files: map[string]*preparedFile{}} }
+func newSources() *sources { return &sources{} }
 
 // resource returns what kustomize reads for the resource file at path:
 // data with origin annotations, and with schema placeholders when stub is
 // set. A file that is not YAML objects is read as written.
 func (s *sources) resource(path string, data []byte, stub bool) []byte {
-	s.mu.Lock()
-	f, ok := s.files[path]
-	if !ok {
-		f = &preparedFile{}
-		s.files[path] = f
-	}
-	s.mu.Unlock()
-	f.once.Do(func() { f.data, f.stubbed = s.prepare(path, data) })
+	f := s.files.get(path, func() preparedFile {
+		a, st := s.prepare(path, data)
+		return preparedFile{a, st}
+	})
 	switch {
 	case stub && f.stubbed != nil:
 		return f.stubbed
