@@ -18,10 +18,9 @@ func (r *Result) OnObjects(objs []*manifest.Object) *Result {
 }
 
 // Keep returns the result with only the findings keep accepts, the
-// summary's finding counts recounted.
-// A spilled Result shares its file with the one it was made from and
-// reads it again to count (an error doing so is the returned Result's
-// Err, and every Each of it returns the error).
+// summary's finding counts recounted. Of a Result that spilled, it shares
+// the temp file (close either) and reads it again to count; an error doing
+// so is what every Each of it returns.
 func (r *Result) Keep(keep func(Finding) bool) *Result {
 	out := *r
 	if r.spill != nil {
