@@ -53,12 +53,20 @@ type Output struct {
 	Skipped []manifest.Skipped
 }
 
-// Run lints the input with the engine (whose DropContent it sets). With
-// refs, each file of the Result lists its objects (for per-object
-// reports); else only the files are listed.
+// spillAfter is how many findings a run holds in memory before it writes
+// them, sorted, to a temp file (rules.Engine.SpillAfter): a few MB.
+const spillAfter = 4096
+
+// Run lints the input with the engine (whose DropContent it sets, and
+// SpillAfter if it is 0: the Result may hold its findings in a temp file,
+// read with Each; Close it). With refs, each file of the Result lists its
+// objects (for per-object reports); else only the files are listed.
 func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	e := *eng
 	e.DropContent = true
+	if e.SpillAfter == 0 {
+		e.SpillAfter = spillAfter
+	}
 	if e.Options != nil {
 		opts := *e.Options
 		opts.Policies = notLinted(opts.Policies, in)

@@ -11,6 +11,7 @@ import (
 	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
 
 	_ "github.com/kilnhq/kiln/rules/apiversions"
@@ -59,12 +60,16 @@ func describe(res *rules.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d objects, %d errors, %d warnings, %d infos, %d suppressed\n", res.Summary.Objects,
 		res.Summary.Errors, res.Summary.Warnings, res.Summary.Infos, res.Summary.Suppressed)
-	for _, f := range res.Findings {
+	err := res.Each(func(f rules.Finding) error {
 		fmt.Fprintf(&b, "%s %s %s %s %s %q", f.Pos, f.Severity, f.Rule, f.Object, f.Field, f.Message)
 		if f.Suppressed != nil {
 			fmt.Fprintf(&b, " suppressed(%s)", f.Suppressed.Reason)
 		}
 		b.WriteString("\n")
+		return nil
+	})
+	if err != nil {
+		fmt.Fprintf(&b, "reading the findings: %v\n", err)
 	}
 	return b.String()
 }
@@ -229,5 +234,56 @@ spec: {policyName: no-bad, validationActions: [Deny]}
 		if strings.Join(got, ",") != "cm.yaml policy/no-bad" {
 			t.Errorf("--policy %v: findings %v, want the one denial", policies, got)
 		}
+	}
+}
+
+// TestSpilledReports: findings spilled to a temp file a few at a time
+// (rules.Engine.SpillAfter) make every report byte for byte what the same
+// findings in memory make, also for a result Keep filtered, and the temp
+// file is gone after Close.
+func TestSpilledReports(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	files := expand(t, "testdata/context", "../conformance/testdata/corpus", "../rules/psa/testdata", "../rules/duplicate/testdata")
+	reports := func(spill int, keep bool) map[string]string {
+		t.Helper()
+		out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), SpillAfter: spill}, lint.Input{Files: files}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := out.Result
+		defer res.Close()
+		if spill > 0 && spill < 10 && res.Findings != nil {
+			t.Errorf("spill after %d: the findings are in memory", spill)
+		}
+		if keep {
+			res = res.Keep(func(f rules.Finding) bool { return !strings.HasSuffix(f.Pos.File, "fail.yaml") })
+		}
+		got := map[string]string{}
+		for _, format := range report.Formats {
+			var b strings.Builder
+			if err := report.Write(&b, format, res, report.Options{ShowSuppressed: true, ToolVersion: "test"}); err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+			got[format] = b.String()
+		}
+		return got
+	}
+	for _, keep := range []bool{false, true} {
+		want := reports(-1, keep)
+		if n := strings.Count(want["github"], "\n"); n < 20 {
+			t.Fatalf("only %d findings: too few to spill in several runs", n)
+		}
+		for _, spill := range []int{1, 7, 1000000} {
+			got := reports(spill, keep)
+			for _, format := range report.Formats {
+				if got[format] != want[format] {
+					t.Errorf("keep=%v, spilled after %d: the %s report differs from the one in memory", keep, spill, format)
+				}
+			}
+		}
+	}
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("temp files left: %v", left)
 	}
 }

@@ -20,11 +20,15 @@ func writeGitHub(w io.Writer, res *rules.Result, in Inputs) error {
 	for _, e := range in.errors() {
 		bw.WriteString(githubCommand(rules.Finding{Rule: "kiln/input", Severity: rules.Error, Message: e.Msg, Pos: e.Pos}) + "\n")
 	}
-	for _, f := range res.Findings {
-		if f.Suppressed != nil {
-			continue
+	err := res.Each(func(f rules.Finding) error {
+		if f.Suppressed == nil {
+			_, err := bw.WriteString(githubCommand(f) + "\n")
+			return err
 		}
-		bw.WriteString(githubCommand(f) + "\n")
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	bw.WriteString("kiln: " + summaryLine(res.Summary, in) + "\n")
 	return bw.Flush()

@@ -63,16 +63,20 @@ type jsonError struct {
 // ("findings" is [] when there are none), suppressed ones only counted.
 func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	s := res.Summary
-	findings := make([]rules.Finding, 0, len(res.Findings))
-	for _, f := range res.Findings {
-		if f.Suppressed == nil {
-			findings = append(findings, f)
-		}
-	}
 	js := newJSONStream(w)
 	js.raw("{\n")
 	js.field(1, "version", 1, false)
-	js.array(1, "findings", len(findings), func(i int) any { return jsonFindingOf(findings[i]) }, false)
+	err := js.items(1, "findings", func(emit func(any)) error {
+		return res.Each(func(f rules.Finding) error {
+			if f.Suppressed == nil {
+				emit(jsonFindingOf(f))
+			}
+			return js.err
+		})
+	}, false)
+	if err != nil {
+		return err
+	}
 	errs := in.errors()
 	js.array(1, "errors", len(errs), func(i int) any {
 		return jsonError{File: errs[i].Pos.File, Line: errs[i].Pos.Line, Column: errs[i].Pos.Column, Message: errs[i].Msg}

@@ -75,6 +75,31 @@ func (s *jsonStream) array(depth int, name string, n int, item func(i int) any, 
 	s.raw(indent(depth) + "]" + comma(last))
 }
 
+// items writes `"name": [ ...items... ]` at depth, each handing emit the
+// elements one at a time, so that their number need not be known first.
+// It returns each's error.
+func (s *jsonStream) items(depth int, name string, each func(emit func(v any)) error, last bool) error {
+	s.raw(indent(depth))
+	s.value(depth, name)
+	n := 0
+	err := each(func(v any) {
+		if n == 0 {
+			s.raw(": [\n")
+		} else {
+			s.raw(",\n")
+		}
+		s.raw(indent(depth + 1))
+		s.value(depth+1, v)
+		n++
+	})
+	if n == 0 {
+		s.raw(": []" + comma(last))
+	} else {
+		s.raw("\n" + indent(depth) + "]" + comma(last))
+	}
+	return err
+}
+
 // flush writes out what is buffered and returns the first error.
 func (s *jsonStream) flush() error {
 	if s.err != nil {

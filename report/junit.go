@@ -110,7 +110,7 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 			s.object(ref)
 		}
 	}
-	for _, f := range res.Findings {
+	err := res.Each(func(f rules.Finding) error {
 		s := b.suite(f.Pos.File)
 		var c *junitCaseBuild
 		if f.Object == (manifest.Ref{}) {
@@ -136,6 +136,10 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 		default:
 			c.out = append(c.out, line)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 
 	out := junitSuites{Name: "kiln", Suites: []junitSuite{}}
@@ -172,6 +176,6 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 	if err := enc.Encode(out); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, "\n")
+	_, err = io.WriteString(w, "\n")
 	return err
 }

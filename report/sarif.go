@@ -190,7 +190,6 @@ func writeSARIF(w io.Writer, res *rules.Result, opts Options) error {
 		fileIndex[fo.File] = len(artifacts)
 		artifacts = append(artifacts, sarifArtifact{Location: artifactURI(fo.File), Roles: []string{"analysisTarget"}})
 	}
-	result := func(i int) any { return sarifResultOf(res.Findings[i], ruleIndex, fileIndex) }
 
 	js := newJSONStream(w)
 	js.raw("{\n")
@@ -202,7 +201,15 @@ func writeSARIF(w io.Writer, res *rules.Result, opts Options) error {
 	if len(artifacts) > 0 {
 		js.field(3, "artifacts", artifacts, false)
 	}
-	js.array(3, "results", len(res.Findings), result, false)
+	err := js.items(3, "results", func(emit func(any)) error {
+		return res.Each(func(f rules.Finding) error {
+			emit(sarifResultOf(f, ruleIndex, fileIndex))
+			return js.err
+		})
+	}, false)
+	if err != nil {
+		return err
+	}
 	js.field(3, "columnKind", "unicodeCodePoints", true) // yaml.v3 counts columns in characters
 	js.raw(indent(2) + "}\n" + indent(1) + "]\n}\n")
 	return js.flush()

@@ -33,9 +33,9 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	first := true
 	file := ""
 	var object manifest.Ref
-	for _, f := range groupByObject(res.Findings) {
+	print := func(f rules.Finding) {
 		if f.Suppressed != nil && !opts.ShowSuppressed {
-			continue
+			return
 		}
 		if first || f.Pos.File != file {
 			if !first {
@@ -66,10 +66,30 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 			// Too long for the terminal: the message on lines of its own,
 			// indented, broken between words.
 			bw.WriteString(head + "\n" + wrap(msg, opts.Width-4, "    ") + "\n")
-			continue
+			return
 		}
 		bw.WriteString(head + "  " + msg + "\n")
 	}
+	// One file's findings at a time (they come together), grouped by object.
+	var ofFile []rules.Finding
+	printFile := func() {
+		for _, f := range groupByObject(ofFile) {
+			print(f)
+		}
+		clear(ofFile)
+		ofFile = ofFile[:0]
+	}
+	err := res.Each(func(f rules.Finding) error {
+		if len(ofFile) > 0 && f.Pos.File != ofFile[0].Pos.File {
+			printFile()
+		}
+		ofFile = append(ofFile, f)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	printFile()
 	if !first {
 		bw.WriteString("\n")
 	}

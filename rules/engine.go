@@ -28,6 +28,12 @@ type Engine struct {
 	// run. Set it only when nothing reads the objects' content after Run
 	// (kiln lint); Locate keeps working.
 	DropContent bool
+	// SpillAfter, above 0, holds at most that many findings in memory:
+	// beyond, sorted runs of them go to a temp file, merged as they are
+	// read (Result.Each), so that memory does not grow with the findings
+	// (kiln lint). A Result that spilled has no Findings; Close removes
+	// its file.
+	SpillAfter int
 }
 
 // Batch is the objects of one input file or rendered unit, judged together.
@@ -93,6 +99,13 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 // outlive a batch. The caller sets the Result's Files.
 func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[manifest.Key]*ignoreRecord{}}
+	r.found.limit = e.SpillAfter
+	done := false
+	defer func() {
+		if !done {
+			r.found.discard()
+		}
+	}()
 	if r.opts == nil {
 		r.opts = DefaultOptions()
 	}
@@ -153,19 +166,21 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 			fn()
 		}
 	}
-	return r.result(passes), nil
+	res, err := r.result(passes)
+	done = err == nil
+	return res, err
 }
 
 // run is the state of one Stream: the findings so far and the objects'
 // kiln.dev/ignore entries.
 type run struct {
-	e        *Engine
-	opts     *Options
-	cfg      *Config
-	objects  atomic.Int64
-	mu       sync.Mutex
-	findings []Finding
-	ignores  map[manifest.Key]*ignoreRecord
+	e       *Engine
+	opts    *Options
+	cfg     *Config
+	objects atomic.Int64
+	mu      sync.Mutex
+	found   findingStore
+	ignores map[manifest.Key]*ignoreRecord
 }
 
 // ignoreRecord is one object's kiln.dev/ignore annotation: the entries
@@ -200,7 +215,7 @@ func (r *run) newPass(c *Checker, ctx []*manifest.Object) *Pass {
 		defer r.mu.Unlock()
 		r.use(d)
 		if ok {
-			r.findings = append(r.findings, f)
+			r.found.add(f)
 		}
 	}
 	return pass
@@ -294,7 +309,7 @@ func (r *run) use(d Diagnostic) {
 }
 
 // result sorts the findings, adds kiln/unused-ignore and counts.
-func (r *run) result(passes []*Pass) *Result {
+func (r *run) result(passes []*Pass) (*Result, error) {
 	res := &Result{}
 	res.Summary.Objects = int(r.objects.Load())
 	for _, c := range r.e.Checkers {
@@ -306,14 +321,21 @@ func (r *run) result(passes []*Pass) *Result {
 		}
 	}
 	sort.SliceStable(res.Rules, func(i, j int) bool { return res.Rules[i].ID < res.Rules[j].ID })
-	found := r.findings
 	if unused := r.unusedIgnores(res.Rules); len(unused) > 0 {
 		res.Rules = append(res.Rules, UnusedIgnoreRule)
-		found = append(found, unused...)
+		for _, f := range unused {
+			r.found.add(f)
+		}
 	}
-	res.Findings = sortAndDedup(found)
-	res.Summary.count(res.Findings)
-	return res
+	var err error
+	if res.Findings, res.spill, err = r.found.finish(); err != nil {
+		return nil, err
+	}
+	if err := res.count(); err != nil {
+		res.Close()
+		return nil, err
+	}
+	return res, nil
 }
 
 // EachParallel calls fn(i) for every i in [0, n) on every core, in chunks

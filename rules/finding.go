@@ -36,13 +36,50 @@ type Summary struct {
 
 // Result is the outcome of a run.
 type Result struct {
-	// Findings are sorted by file, line, column, rule and message; suppressed ones included.
+	// Findings are sorted by file, line, column, rule and message;
+	// suppressed ones included. A run that spilled them to a temp file
+	// (Engine.SpillAfter) leaves Findings nil: Each reads them all.
 	Findings []Finding
 	Summary  Summary
 	// Rules are the rules of the checkers that ran, by ID (for reports that describe them).
 	Rules []*Rule
 	// Files lists every file read, in input order, with the objects it holds (for per-file reports).
 	Files []FileObjects
+
+	spill *spillFile         // the findings, if they spilled
+	keep  func(Finding) bool // of the spilled findings, those Keep kept
+	err   error              // reading the spill to count failed
+}
+
+// Each calls fn for every finding in order (Findings, or the spilled ones
+// read back) and stops at the first error fn or reading returns.
+func (r *Result) Each(fn func(Finding) error) error {
+	if r.spill == nil {
+		for _, f := range r.Findings {
+			if err := fn(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if r.err != nil {
+		return r.err
+	}
+	return r.spill.each(func(f Finding) error {
+		if r.keep != nil && !r.keep(f) {
+			return nil
+		}
+		return fn(f)
+	})
+}
+
+// Close removes the temp file of spilled findings; Each fails after it.
+// It does nothing for a Result in memory.
+func (r *Result) Close() error {
+	if r == nil {
+		return nil
+	}
+	return r.spill.Close()
 }
 
 // FileObjects is one input file and its objects.
@@ -51,7 +88,7 @@ type FileObjects struct {
 	Objects []manifest.Ref
 }
 
-// Active returns the findings that are not suppressed.
+// Active returns the findings in memory (Findings) that are not suppressed.
 func (r *Result) Active() []Finding {
 	out := make([]Finding, 0, len(r.Findings))
 	for _, f := range r.Findings {

@@ -18,23 +18,32 @@ func (r *Result) OnObjects(objs []*manifest.Object) *Result {
 }
 
 // Keep returns the result with only the findings keep accepts, the
-// summary's finding counts recounted.
+// summary's finding counts recounted. Of a Result that spilled, it shares
+// the temp file (close either) and reads it again to count; an error doing
+// so is what every Each of it returns.
 func (r *Result) Keep(keep func(Finding) bool) *Result {
 	out := *r
+	if r.spill != nil {
+		prev := r.keep
+		out.keep = func(f Finding) bool { return (prev == nil || prev(f)) && keep(f) }
+		out.err = out.count()
+		return &out
+	}
 	out.Findings = nil
 	for _, f := range r.Findings {
 		if keep(f) {
 			out.Findings = append(out.Findings, f)
 		}
 	}
-	out.Summary.count(out.Findings)
+	out.count()
 	return &out
 }
 
 // count sets the finding counts of the summary.
-func (s *Summary) count(fs []Finding) {
+func (r *Result) count() error {
+	s := &r.Summary
 	s.Errors, s.Warnings, s.Infos, s.Suppressed = 0, 0, 0, 0
-	for _, f := range fs {
+	return r.Each(func(f Finding) error {
 		switch {
 		case f.Suppressed != nil:
 			s.Suppressed++
@@ -45,5 +54,6 @@ func (s *Summary) count(fs []Finding) {
 		default:
 			s.Infos++
 		}
-	}
+		return nil
+	})
 }

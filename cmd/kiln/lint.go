@@ -276,6 +276,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 				return &exitError{code: exitInput, msg: err.Error()}
 			}
 			res, inputErrs := out.Result, append(found.Errs, out.Errs...)
+			defer res.Close()
 			inputs := inputsFound(found, inputErrs, out.Skipped, cfg, listSkipped)
 			inputs.ContextFiles = len(in.Context)
 			if err := report.Write(e.stdout, format, res, report.Options{
