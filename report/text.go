@@ -33,7 +33,11 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	first := true
 	file := ""
 	var object manifest.Ref
+	fixable := 0
 	print := func(f rules.Finding) {
+		if f.Fix != nil && f.Suppressed == nil {
+			fixable++
+		}
 		if f.Suppressed != nil && !opts.ShowSuppressed {
 			return
 		}
@@ -94,6 +98,10 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 		bw.WriteString("\n")
 	}
 	writeInputsText(bw, opts.Inputs)
+	if fixable > 0 {
+		// As ruff and eslint say what their --fix would do.
+		bw.WriteString(plural(fixable, "finding") + " kiln fix can repair (kiln fix --dry-run shows the changes)\n")
+	}
 	bw.WriteString(summaryLine(res.Summary, opts.Inputs) + "\n")
 	return bw.Flush()
 }
