@@ -9,9 +9,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// isJSONStream reports whether data is two or more JSON values one after
+// isJSONStream reports whether data is two or more JSON objects one after
 // the other ({...}{...}, or one per line), which kubectl reads as a stream
-// of objects. A single JSON document stays with the YAML reader.
+// of objects. A single JSON document, and JSON documents between "---"
+// markers, stay with the YAML reader.
 func isJSONStream(data []byte) bool {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
@@ -22,7 +23,9 @@ func isJSONStream(data []byte) bool {
 	if dec.Decode(&first) != nil {
 		return false
 	}
-	return len(bytes.TrimSpace(trimmed[dec.InputOffset():])) > 0
+	// Another object right after it (not "---" and more YAML documents).
+	rest := bytes.TrimLeft(trimmed[dec.InputOffset():], " \t\r\n")
+	return len(rest) > 0 && rest[0] == '{'
 }
 
 // jsonValues returns a reader of the JSON values in data, each as a YAML

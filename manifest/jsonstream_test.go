@@ -25,6 +25,8 @@ func TestJSONStream(t *testing.T) {
 			[]string{"a metadata.name 1:51"}, ""},
 		{"unfinished second", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}\n{\"apiVersion\": \"v1\"\n",
 			[]string{"a metadata.name 1:51"}, "f.json:2:1: invalid JSON: the value that starts here does not end"},
+		{"YAML documents of JSON", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}\n---\n{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"b\"}}\n",
+			[]string{"a metadata.name 1:51", "b metadata.name 3:51"}, ""},
 		{"syntax error", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}\n{\"apiVersion\" \"v1\"}\n",
 			[]string{"a metadata.name 1:51"}, "f.json:2:15: invalid JSON: invalid character"},
 	}
