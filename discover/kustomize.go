@@ -34,16 +34,6 @@ type kustBuild struct {
 	component bool
 }
 
-// isComponent reports whether a kustomization file is a kustomize Component.
-func isComponent(file string) bool {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return false
-	}
-	var k struct{ Kind string }
-	return yaml.Unmarshal(data, &k) == nil && k.Kind == "Component"
-}
-
 // buildKustomizations builds each kustomization directory, in parallel,
 // results in the order of dirs.
 //
@@ -118,8 +108,8 @@ func buildKustomization(dir string, shared *buildShared) *kustBuild {
 	b := &kustBuild{dir: dir, file: kustomizationFile(dir), read: map[string]bool{}}
 	src := &manifest.Source{Path: b.file}
 	b.source = src
-	b.component = isComponent(b.file)
 	tree := scanTree(dir)
+	b.component = tree.component
 	if tree.remote != "" {
 		b.remote, b.remotePos = tree.remote, tree.remotePos
 		return b
@@ -236,6 +226,8 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 // treeFacts is what kiln needs to know of a kustomization and the local
 // kustomizations it includes before building it.
 type treeFacts struct {
+	// component is set when the kustomization itself is a kind: Component.
+	component bool
 	// remote is the first remote reference (a URL or git repository) among
 	// resources, bases and components, with where it is written.
 	remote    string
@@ -275,6 +267,9 @@ func (t *treeFacts) scan(dir string, seen map[string]bool) {
 		return
 	}
 	root := doc.Content[0]
+	if len(seen) == 1 {
+		t.component = scalarAt(root, "kind") == "Component"
+	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		switch root.Content[i].Value {
 		case "crds":

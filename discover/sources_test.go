@@ -264,3 +264,37 @@ func settingsHash(b *kustBuild) string {
 	}
 	return "?"
 }
+
+// TestComponents: a kustomize Component is built only where a
+// kustomization includes it; one nobody includes is skipped, not a unit.
+func TestComponents(t *testing.T) {
+	comp := "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonLabels: {team: x}\n"
+	root := writeTree(t, map[string]string{
+		"app/kustomization.yaml":   "resources: [cm.yaml]\ncomponents: [../used]\n",
+		"app/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"used/kustomization.yaml":  comp,
+		"alone/kustomization.yaml": comp,
+	})
+	res := Discover([]string{root}, Options{})
+	var units []string
+	for _, u := range res.Units {
+		rel, _ := filepath.Rel(root, u.Dir)
+		units = append(units, filepath.ToSlash(rel))
+		for _, o := range u.Source.Objects {
+			if o.Labels["team"] != "x" {
+				t.Errorf("%s: the component's label is missing", o.Name)
+			}
+		}
+	}
+	if strings.Join(units, ",") != "app" {
+		t.Errorf("units = %v, want only app", units)
+	}
+	var skipped []string
+	for _, s := range res.Skipped {
+		rel, _ := filepath.Rel(root, s.Pos.File)
+		skipped = append(skipped, filepath.ToSlash(rel)+": "+s.Reason)
+	}
+	if len(skipped) != 1 || !strings.HasPrefix(skipped[0], "alone/kustomization.yaml: kustomize Component that no kustomization") {
+		t.Errorf("skipped = %v, want the lone component", skipped)
+	}
+}

@@ -103,7 +103,7 @@ func noDuplicateKeys(n *yaml.Node, at func(*yaml.Node) manifest.Position) error 
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if first, dup := seen[k.Value]; dup {
-				return &manifest.Error{Pos: at(k), Msg: "duplicate key \"" + k.Value + "\" (first at line " + itoa(first.Line) + "); keep one"}
+				return &manifest.Error{Pos: at(k), Msg: "duplicate key \"" + k.Value + "\" (first at line " + strconv.Itoa(first.Line) + "); keep one"}
 			}
 			seen[k.Value] = k
 		}
@@ -115,8 +115,6 @@ func noDuplicateKeys(n *yaml.Node, at func(*yaml.Node) manifest.Position) error 
 	}
 	return nil
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // loadFile reads the config file at path into s (first, under what the
 // other sources gave). A missing file is an error only when named.

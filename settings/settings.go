@@ -78,9 +78,7 @@ type entry struct {
 	// inFile is set for the settings .kiln.yaml takes.
 	inFile bool
 	kind   kind
-	// add makes a list add to earlier values instead of replacing them.
-	add   bool
-	apply func(s *Settings, a Assignment, v value) error
+	apply  func(s *Settings, a Assignment, v value) error
 }
 
 // value is a decoded assignment.
@@ -96,7 +94,7 @@ var table = []entry{
 	{key: "psa.level", param: "psa-level", spec: "psaLevel", flag: "psa-level", env: "PSA_LEVEL", inFile: true, apply: applyPSALevel},
 	{key: "psa.version", param: "psa-version", spec: "psaVersion", flag: "psa-version", env: "PSA_VERSION", inFile: true,
 		apply: func(s *Settings, a Assignment, v value) error { s.PSAVersion = v.str; return nil }},
-	{key: "policies", param: "policies", spec: "policies", flag: "policy", env: "POLICIES", inFile: true, kind: list, add: true,
+	{key: "policies", param: "policies", spec: "policies", flag: "policy", env: "POLICIES", inFile: true, kind: list,
 		apply: func(s *Settings, a Assignment, v value) error {
 			// The config file's and then those of one other source: a
 			// later source's list replaces an earlier one's.
@@ -118,13 +116,13 @@ var table = []entry{
 	{key: "failOn", param: "fail-on", spec: "failOn", flag: "fail-on", env: "FAIL_ON", inFile: true, apply: applyFailOn},
 	{key: "namespace", param: "namespace", env: "NAMESPACE",
 		apply: func(s *Settings, a Assignment, v value) error { s.Namespace = v.str; return nil }},
-	{key: "exclude", inFile: true, kind: list, add: true, apply: applyExclude},
+	{key: "exclude", inFile: true, kind: list, apply: applyExclude},
 	{key: "rules", spec: "rules", inFile: true, kind: mapping, apply: applyRules},
 	{key: "helm.releaseName", flag: "release-name", inFile: true,
 		apply: func(s *Settings, a Assignment, v value) error { s.helm(a).ReleaseName = v.str; return nil }},
 	{key: "helm.namespace", flag: "namespace", inFile: true,
 		apply: func(s *Settings, a Assignment, v value) error { s.helm(a).Namespace = v.str; return nil }},
-	{key: "helm.values", flag: "values", inFile: true, kind: list, add: true,
+	{key: "helm.values", flag: "values", inFile: true, kind: list,
 		apply: func(s *Settings, a Assignment, v value) error {
 			h := s.helm(a)
 			for _, p := range v.strs {
@@ -135,7 +133,7 @@ var table = []entry{
 			}
 			return nil
 		}},
-	{key: "helm.set", flag: "set", inFile: true, kind: list, add: true,
+	{key: "helm.set", flag: "set", inFile: true, kind: list,
 		apply: func(s *Settings, a Assignment, v value) error {
 			h := s.helm(a)
 			h.Set = append(h.Set, v.strs...)

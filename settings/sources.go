@@ -195,7 +195,7 @@ func FromArgo(getenv func(string) (string, bool), environ []string) (s *Settings
 			return nil, nil, &Error{From: name, Msg: "unknown setting in the Application's plugin env (known: " + ArgoNames(false) + ")"}
 		}
 		v, _ := getenv(name)
-		if err := s.Apply(Assignment{Key: e.key, Value: argoValue(e, []string{v}, true), From: name}); err != nil {
+		if err := s.Apply(Assignment{Key: e.key, Value: argoValue(e, v), From: name}); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -227,7 +227,7 @@ func FromArgo(getenv func(string) (string, bool), environ []string) (s *Settings
 		case p.Array != nil:
 			v = List(p.Array)
 		case p.String != nil:
-			v = argoValue(e, []string{*p.String}, true)
+			v = argoValue(e, *p.String)
 		default:
 			continue
 		}
@@ -240,11 +240,11 @@ func FromArgo(getenv func(string) (string, bool), environ []string) (s *Settings
 
 // argoValue is a string from Argo CD as a setting's value: a list setting
 // splits it at commas and spaces.
-func argoValue(e *entry, v []string, split bool) *yaml.Node {
-	if e.kind == list && split {
-		return List(strings.FieldsFunc(v[0], func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }))
+func argoValue(e *entry, v string) *yaml.Node {
+	if e.kind == list {
+		return List(strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }))
 	}
-	return Scalar(v[0])
+	return Scalar(v)
 }
 
 // cutVersionMetadata drops build metadata and pre-release suffixes: v1.31.2+k3s1 → v1.31.2.

@@ -16,8 +16,6 @@ package cel
 
 import (
 	"fmt"
-	"sort"
-	"sync"
 
 	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
@@ -74,64 +72,23 @@ func judge(pass *rules.Pass, e *Engine) rules.Judge {
 	if len(e.policies) == 0 {
 		return nil
 	}
-	var unknown firstOfKind
-	pass.Finish(func() { unknown.report(pass) })
+	var unknown rules.FirstOfKind
+	pass.Finish(func() {
+		unknown.Each(func(m *rules.Mark, msg string, count int) {
+			if count > 1 {
+				msg += fmt.Sprintf(" (said once for the %d objects of this kind)", count)
+			}
+			pass.Report(rules.Diagnostic{Rule: e.opts.UnknownKindRule, At: m, Message: msg})
+		})
+	})
 	return func(o *manifest.Object) {
 		for _, d := range e.EvaluateObject(o) {
 			if d.Rule == e.opts.UnknownKindRule && e.opts.UnknownKindRule != "" {
-				unknown.note(pass, o, d)
+				unknown.Note(pass, o, d.Field, d.Message)
 				continue
 			}
 			pass.Report(d)
 		}
-	}
-}
-
-// firstOfKind keeps the unknown-kind note of the first object (in input
-// order) of each kind, reported once per kind when the pass ends.
-type firstOfKind struct {
-	mu    sync.Mutex
-	kinds map[string]*kindNote
-}
-
-type kindNote struct {
-	d     rules.Diagnostic
-	count int
-}
-
-func (f *firstOfKind) note(pass *rules.Pass, o *manifest.Object, d rules.Diagnostic) {
-	key := o.APIVersion + "/" + o.Kind
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.kinds == nil {
-		f.kinds = map[string]*kindNote{}
-	}
-	n := f.kinds[key]
-	if n == nil {
-		n = &kindNote{}
-		f.kinds[key] = n
-	}
-	n.count++
-	if n.d.At != nil && n.d.At.Order <= o.Order {
-		return
-	}
-	d.At, d.Object = pass.Mark(o, d.Field), nil
-	n.d = d
-}
-
-func (f *firstOfKind) report(pass *rules.Pass) {
-	keys := make([]string, 0, len(f.kinds))
-	for k := range f.kinds {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		n := f.kinds[k]
-		d := n.d
-		if n.count > 1 {
-			d.Message += fmt.Sprintf(" (said once for the %d objects of this kind)", n.count)
-		}
-		pass.Report(d)
 	}
 }
 

@@ -10,7 +10,6 @@ package schema
 import (
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 
 	"github.com/kilnhq/kiln/admit"
@@ -62,13 +61,13 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 }
 
 // state is what the checker keeps between objects: the admitter, the
-// answers for the context objects not judged yet, and the first custom
-// resource of each kind whose CRD is missing.
+// answers for the context objects not judged yet (mu guards them), and the
+// first custom resource of each kind whose CRD is missing.
 type state struct {
 	a     *admit.Admitter
 	mu    sync.Mutex
 	done  map[manifest.Key]answer // by the context object's key, until it is judged
-	noCRD map[string]*rules.Mark
+	noCRD rules.FirstOfKind
 }
 
 // answer is a context object's admission, handed to the object judged in
@@ -102,7 +101,7 @@ func judge(p *rules.Pass, s *state, o *manifest.Object) {
 	}
 	if !r.Judged {
 		if o.Group() != "" && !builtinLike(o) {
-			s.firstNoCRD(p, o)
+			s.noCRD.Note(p, o, "apiVersion", "")
 		}
 		return
 	}
@@ -118,32 +117,11 @@ func judge(p *rules.Pass, s *state, o *manifest.Object) {
 	}
 }
 
-// firstNoCRD remembers the first object (in input order) of each custom
-// resource kind whose CRD is not in the input.
-func (s *state) firstNoCRD(p *rules.Pass, o *manifest.Object) {
-	key := o.APIVersion + "/" + o.Kind
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.noCRD == nil {
-		s.noCRD = map[string]*rules.Mark{}
-	}
-	if m := s.noCRD[key]; m != nil && m.Order <= o.Order {
-		return
-	}
-	s.noCRD[key] = p.Mark(o, "apiVersion")
-}
-
 // reportNoCRD reports each custom resource kind without a CRD once.
 func (s *state) reportNoCRD(p *rules.Pass) {
-	keys := make([]string, 0, len(s.noCRD))
-	for k := range s.noCRD {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		m := s.noCRD[k]
+	s.noCRD.Each(func(m *rules.Mark, _ string, _ int) {
 		p.Report(rules.Diagnostic{Rule: admit.RuleNoCRD, At: m, Message: fmt.Sprintf("%s %s is a custom resource whose CustomResourceDefinition is not in the input: kiln cannot check its fields (add the CRD to the linted files to have every %s judged against its schema)", m.Ref.APIVersion, m.Ref.Kind, m.Ref.Kind)})
-	}
+	})
 }
 
 // builtinLike reports kinds that are not custom resources even though
