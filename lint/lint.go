@@ -79,19 +79,17 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	files := make([]rules.FileObjects, n)
 	errs := make([][]error, n)
 	skipped := make([]*manifest.Skipped, n)
-	record := func(i int, src *manifest.Source, objs []*manifest.Object) {
+	record := func(i int, src *manifest.Source, objs []manifest.Ref) {
 		fo := rules.FileObjects{File: src.Path}
 		if refs {
-			for _, o := range objs {
-				fo.Objects = append(fo.Objects, o.Ref())
-			}
+			fo.Objects = objs
 		}
 		files[i], errs[i] = fo, src.Errs
 		if src.AllSkipped() {
 			skipped[i] = &manifest.Skipped{Pos: manifest.Position{File: src.Path}, Reason: src.Skipped[0].Reason}
 		}
 	}
-	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, record: record})
+	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, refs: refs, record: record})
 	if err != nil {
 		return nil, err
 	}
@@ -151,14 +149,20 @@ func absOr(p string) string {
 	return p
 }
 
-// feed is the second pass: every file read again and judged, then the
-// rendered units.
+// feed is the second pass: every file read again and judged, a part at a
+// time, then the rendered units.
 type feed struct {
 	in     Input
 	stdin  *manifest.Source
 	first  *firstPass
-	record func(i int, src *manifest.Source, objs []*manifest.Object)
+	refs   bool // record each file's objects
+	record func(i int, src *manifest.Source, objs []manifest.Ref)
 }
+
+// part is how many objects of a file are read and judged at a time: a
+// large file (a rendered bundle of thousands) costs the memory of its bytes
+// and a part, not of all its objects.
+const part = 128
 
 func (f *feed) Each(judge func(rules.Batch)) error {
 	// Every checker has prepared: the first pass's copies have served as
@@ -170,22 +174,46 @@ func (f *feed) Each(judge func(rules.Batch)) error {
 			o.DropContent()
 		}
 	}
+	f.first.context, f.first.fromFiles = nil, nil // what the checkers need of them, they keep
 	each(len(f.in.Files), func(i int) {
-		src := f.read(i)
-		objs := f.first.compiled(src.Objects)
-		judge(rules.Batch{Index: i, Objects: objs})
-		f.record(i, src, objs)
+		var refs []manifest.Ref
+		judged := 0
+		judgePart := func(objs []*manifest.Object) {
+			objs = f.first.compiled(objs)
+			judge(rules.Batch{Index: i, First: judged, Objects: objs})
+			judged += len(objs)
+			refs = f.refsOf(refs, objs)
+		}
+		var src *manifest.Source
+		if f.in.Files[i] == manifest.Stdin {
+			src = f.stdin
+			judgePart(src.Objects)
+		} else {
+			src = manifest.ReadFileEach(f.in.Files[i], nil, part, judgePart)
+		}
+		f.record(i, src, refs)
 	})
 	for u, unit := range f.in.Units {
 		i := len(f.in.Files) + u
 		objs := f.first.compiled(unit.Source.Objects)
 		judge(rules.Batch{Index: i, Objects: objs})
-		f.record(i, unit.Source, objs)
+		f.record(i, unit.Source, f.refsOf(nil, objs))
 	}
 	return nil
 }
 
-// read reads file i (stdin was read once, up front).
+// refsOf appends the objects' refs to refs if the run records them.
+func (f *feed) refsOf(refs []manifest.Ref, objs []*manifest.Object) []manifest.Ref {
+	if !f.refs {
+		return nil
+	}
+	for _, o := range objs {
+		refs = append(refs, o.Ref())
+	}
+	return refs
+}
+
+// read reads file i whole (stdin was read once, up front).
 func (f *feed) read(i int) *manifest.Source {
 	if f.in.Files[i] == manifest.Stdin {
 		return f.stdin

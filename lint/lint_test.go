@@ -101,6 +101,11 @@ func TestSameAsOnePass(t *testing.T) {
 		{"App specs", expand(t, "../examples/pytorch", "../examples/mesh"), ""},
 		{"rule examples", expand(t, "../rules/psa/testdata", "../rules/storage/testdata", "../rules/duplicate/testdata"), ""},
 	}
+	cases = append(cases, struct {
+		name  string
+		files []string
+		stdin string
+	}{"a file of many parts", []string{manyParts(t)}, ""})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			want := describe(onePass(t, tc.files, nil, tc.stdin))
@@ -119,6 +124,33 @@ func TestSameAsOnePass(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyParts writes a file that lint.Run judges in several parts: 700
+// objects with findings throughout, an App spec that compiles to several
+// objects in a later part, and copies of objects of the first part in the
+// last (object/duplicate finds them again by their place in the file).
+func manyParts(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < 700; i++ {
+		switch {
+		case i == 300:
+			b.WriteString(mustRead(t, "../examples/mesh/app.yaml"))
+		case i >= 650:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d, namespace: shop}\ndata: {k: copy}\n", i-650)
+		case i%7 == 0:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Pod\nmetadata: {name: pod-%03d, namespace: shop}\nspec:\n  containers: [{name: c, image: nginx, securityContext: {privileged: true}}]\n", i)
+		default:
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%03d, namespace: shop}\ndata: {k: v%d}\n", i, i)
+		}
+		b.WriteString("---\n")
+	}
+	path := filepath.Join(t.TempDir(), "bundle.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestContextDecides: the fixture's verdicts depend on the later files, so

@@ -38,6 +38,8 @@ type Source struct {
 	// Skipped are the documents that are not Kubernetes objects (neither
 	// apiVersion nor kind: values files, compose files, patch lists).
 	Skipped []Skipped
+	// streamed counts the objects ReadFileEach handed out.
+	streamed int
 }
 
 // Skipped is a document that is not a Kubernetes object, and why.
@@ -49,7 +51,7 @@ type Skipped struct {
 // AllSkipped reports whether every document of the file was skipped: the
 // file holds no Kubernetes object and no error.
 func (s *Source) AllSkipped() bool {
-	return len(s.Skipped) > 0 && len(s.Objects) == 0 && len(s.Errs) == 0
+	return len(s.Skipped) > 0 && len(s.Objects) == 0 && s.streamed == 0 && len(s.Errs) == 0
 }
 
 // Set is everything read from a list of inputs.
@@ -207,12 +209,28 @@ func ReadFiles(files []string, stdin io.Reader) *Set {
 
 // ReadFile reads one file ("-" for stdin).
 func ReadFile(path string, stdin io.Reader) *Source {
+	var objs []*Object
+	src := ReadFileEach(path, stdin, 0, func(o []*Object) { objs = append(objs, o...) })
+	src.Objects, src.streamed = objs, 0
+	return src
+}
+
+// ReadFileEach is ReadFile that hands the file's objects to fn as they are
+// parsed, in input order, about n at a time (all at once for n <= 0),
+// instead of keeping them in the Source, whose Objects stays empty: a large
+// file then takes the memory of its bytes and n objects, not of all of
+// them. The objects fn gets are complete (content decoded, positions
+// indexed); the Source's Errs and Skipped are the whole file's.
+func ReadFileEach(path string, stdin io.Reader, n int, fn func(objs []*Object)) *Source {
+	src := &Source{Path: path}
+	var data []byte
 	if path == Stdin {
-		src := &Source{Path: "<stdin>"}
+		src.Path = "<stdin>"
 		if stdin == nil {
 			stdin = os.Stdin
 		}
-		data, err := io.ReadAll(io.LimitReader(stdin, MaxFileSize+1))
+		var err error
+		data, err = io.ReadAll(io.LimitReader(stdin, MaxFileSize+1))
 		if err != nil {
 			src.Errs = append(src.Errs, &Error{Pos: Position{File: src.Path}, Msg: "cannot read: " + err.Error()})
 			return src
@@ -221,24 +239,24 @@ func ReadFile(path string, stdin io.Reader) *Source {
 			src.Errs = append(src.Errs, tooLarge(src.Path))
 			return src
 		}
-		data = normalize(data)
-		src.Objects, src.Skipped, src.Errs = ParseSkipping(src.Path, data)
-		retainStream(data, src.Objects)
-		return src
-	}
-	src := &Source{Path: path}
-	if info, err := os.Stat(path); err == nil && info.Size() > MaxFileSize {
-		src.Errs = append(src.Errs, tooLarge(path))
-		return src
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		src.Errs = append(src.Errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
-		return src
+	} else {
+		if info, err := os.Stat(path); err == nil && info.Size() > MaxFileSize {
+			src.Errs = append(src.Errs, tooLarge(path))
+			return src
+		}
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			src.Errs = append(src.Errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
+			return src
+		}
 	}
 	data = normalize(data)
-	src.Objects, src.Skipped, src.Errs = ParseSkipping(path, data)
-	retainStream(data, src.Objects)
+	s := &stream{data: data}
+	src.Skipped, src.Errs = parse(src.Path, data, n, func(objs []*Object) {
+		s.retain(objs)
+		src.streamed += len(objs)
+		fn(objs)
+	})
 	return src
 }
 
@@ -288,17 +306,25 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 // ParseSkipping is Parse that also returns the documents it skipped as not
 // Kubernetes objects, with their positions and why.
 func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
-	data = normalize(data)
+	var objs []*Object
+	skipped, errs := parse(file, normalize(data), 0, func(o []*Object) { objs = append(objs, o...) })
+	return objs, skipped, errs
+}
+
+// parse is ParseSkipping that hands the objects to emit about batch at a
+// time (all at once for batch <= 0), each group once its documents' end lines are
+// known.
+func parse(file string, data []byte, batch int, emit func([]*Object)) ([]Skipped, []error) {
 	var objs []*Object
 	var skipped []Skipped
 	var errs []error
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		line, col := lineCol(data, i)
-		return nil, nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file holds a NUL byte: it is binary, not YAML or JSON"}}
+		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file holds a NUL byte: it is binary, not YAML or JSON"}}
 	}
 	if !utf8Valid(data) {
 		line, col := invalidUTF8At(data)
-		return nil, nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
+		return nil, []error{&Error{Pos: Position{File: file, Line: line, Column: col}, Msg: "file is not valid UTF-8 text; save it as UTF-8"}}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	next, jsonStream := func(n *yaml.Node) error { return dec.Decode(n) }, false
@@ -339,6 +365,10 @@ func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
 		for _, o := range objs[docStart:] {
 			o.docLines[1] = start
 		}
+		if batch > 0 && len(objs) >= batch {
+			emit(objs) // every document so far has its end line
+			objs, in = nil, interner{}
+		}
 		docStart = len(objs)
 		if reason := notAnObject(root); reason != "" {
 			skipped = append(skipped, Skipped{Pos: Position{File: file, Line: root.Line, Column: root.Column}, Reason: reason})
@@ -371,7 +401,10 @@ func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
 		}
 		errs = nil
 	}
-	return objs, skipped, errs
+	if len(objs) > 0 {
+		emit(objs)
+	}
+	return skipped, errs
 }
 
 // templateReason is why a file of unrendered template syntax is skipped.

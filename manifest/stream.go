@@ -24,7 +24,11 @@ type stream struct {
 // keeping a position index for Locate, and parse them again from data when a
 // caller needs a node.
 func retainStream(data []byte, objs []*Object) {
-	s := &stream{data: data}
+	(&stream{data: data}).retain(objs)
+}
+
+// retain is retainStream for objects read from the stream's data.
+func (s *stream) retain(objs []*Object) {
 	for _, o := range objs {
 		o.src = s
 		if n := o.node.Load(); n != nil {

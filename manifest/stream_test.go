@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,4 +119,55 @@ func mustEncode(t *testing.T, o *Object) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestReadFileEach: a file handed out a few objects at a time gives the
+// objects, positions, document lines, reparsed nodes, errors and skipped
+// documents of a whole read, for every part size.
+func TestReadFileEach(t *testing.T) {
+	text := "# head\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: \"1\"}\n" +
+		"---\n---\n# only a comment\n---\nkey: not an object\n" +
+		"---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, metadata: {name: s1}}\n- {apiVersion: v1, kind: Secret, metadata: {name: s2}}\n- {apiVersion: v1, kind: Secret, metadata: {name: s3}}\n" +
+		"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: b\nspec:\n  ports: [{port: 80}]\n" +
+		"---\napiVersion: v1\nkind: Pod\nmetadata: {name: c}\nspec: {containers: [{name: x, image: y}]}\n" +
+		"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: d\n"
+	path := filepath.Join(t.TempDir(), "many.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	describe := func(objs []*Object, src *Source) string {
+		var b strings.Builder
+		for _, o := range objs {
+			n := o.Node()
+			fmt.Fprintf(&b, "%s/%s doc %d item %d at %s lines %v name at %s node line %d\n",
+				o.Kind, o.Name, o.Doc, o.Item, o.Pos(), o.docLines, o.Locate("metadata.name"), n.Line)
+		}
+		fmt.Fprintf(&b, "errs %v skipped %v all skipped %v\n", src.Errs, src.Skipped, src.AllSkipped())
+		return b.String()
+	}
+	whole := ReadFile(path, nil)
+	want := describe(whole.Objects, whole)
+	if len(whole.Objects) != 6 || len(whole.Errs) != 1 || len(whole.Skipped) != 1 {
+		t.Fatalf("the fixture should read as 6 objects, 1 error, 1 skipped document:\n%s", want)
+	}
+	for _, n := range []int{1, 2, 3, 5, 100, 0} {
+		var objs []*Object
+		calls := 0
+		src := ReadFileEach(path, nil, n, func(part []*Object) {
+			calls++
+			if n > 0 && len(part) > n+2 { // a List's items come together
+				t.Errorf("part of %d objects, asked for %d", len(part), n)
+			}
+			objs = append(objs, part...)
+		})
+		if len(src.Objects) != 0 {
+			t.Errorf("n=%d: the Source keeps %d objects", n, len(src.Objects))
+		}
+		if got := describe(objs, src); got != want {
+			t.Errorf("n=%d (%d parts):\n%s\nwhole read:\n%s", n, calls, got, want)
+		}
+		if n == 1 && calls < 4 {
+			t.Errorf("n=1: %d parts, want one per document", calls)
+		}
+	}
 }

@@ -36,10 +36,13 @@ type Engine struct {
 	SpillAfter int
 }
 
-// Batch is the objects of one input file or rendered unit, judged together.
+// Batch is objects of one input file or rendered unit, judged together:
+// all of them, or a run of them (a large file is judged a part at a time).
 type Batch struct {
-	// Index is the batch's place in input order.
-	Index   int
+	// Index is the file's or unit's place in input order.
+	Index int
+	// First is the place of Objects[0] among the file's or unit's objects.
+	First   int
 	Objects []*manifest.Object
 }
 
@@ -49,8 +52,8 @@ type Feed interface {
 	// and returns when every call has.
 	Each(judge func(Batch)) error
 	// Find returns the objects of the given places in input order
-	// (manifest.Object.Order: the batch's index and the object's in the
-	// batch), read again (raw, not admitted), for a checker that reports
+	// (manifest.Object.Order: the file's or unit's index and the object's
+	// place in it), read again (raw, not admitted), for a checker that reports
 	// on objects already judged.
 	Find(orders []int64) map[int64]*manifest.Object
 }
@@ -98,7 +101,7 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 // judge, batch by batch. Only the findings and the checkers' summaries
 // outlive a batch. The caller sets the Result's Files.
 func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
-	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[manifest.Key]*ignoreRecord{}}
+	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[manifest.Key]*ignoreRecord{}, shared: &shared{m: map[any]*sharedEntry{}}}
 	r.found.limit = e.SpillAfter
 	done := false
 	defer func() {
@@ -150,6 +153,12 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", e.Checkers[i].Name, err)
 		}
 	}
+	// The context objects have served: what the judges need of them, they
+	// keep.
+	for _, p := range passes {
+		p.Objects, p.shared = nil, nil
+	}
+	r.shared = nil
 	var active []Judge
 	for _, js := range [][]Judge{befores, judges} {
 		for _, j := range js {
@@ -181,6 +190,7 @@ type run struct {
 	mu      sync.Mutex
 	found   findingStore
 	ignores map[manifest.Key]*ignoreRecord
+	shared  *shared
 }
 
 // ignoreRecord is one object's kiln.dev/ignore annotation: the entries
@@ -201,7 +211,7 @@ func (r *run) newPass(c *Checker, ctx []*manifest.Object) *Pass {
 		known[rule.ID] = true
 		byID[rule.ID] = rule
 	}
-	pass := &Pass{Objects: ctx, Options: r.opts, checker: c, known: known, enabled: r.cfg.Enabled}
+	pass := &Pass{Objects: ctx, Options: r.opts, shared: r.shared, checker: c, known: known, enabled: r.cfg.Enabled}
 	pass.report = func(d Diagnostic) {
 		if !pass.known[d.Rule] {
 			panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
@@ -236,7 +246,7 @@ func (p *Pass) declaredRule(id string) *Rule {
 // kiln.dev/ignore entries and drops its content if the engine is set to.
 func (r *run) judge(b Batch, active []Judge) {
 	for i, o := range b.Objects {
-		o.Order = OrderOf(b.Index, i)
+		o.Order = OrderOf(b.Index, b.First+i)
 	}
 	one := func(i int) {
 		o := b.Objects[i]

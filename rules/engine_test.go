@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
@@ -240,14 +241,18 @@ func TestJudgesAndDropContent(t *testing.T) {
 			runDone = true
 			mu.Unlock()
 			var last *Mark
+			ctx := p.Objects // the engine lets go of p.Objects once judging starts
 			p.Finish(func() {
-				if len(seen) != len(p.Objects) {
-					t.Errorf("Finish ran after %d of %d objects were judged", len(seen), len(p.Objects))
+				if len(seen) != len(ctx) {
+					t.Errorf("Finish ran after %d of %d objects were judged", len(seen), len(ctx))
 				}
-				p.Report(Diagnostic{Rule: "whole/last", At: last, Message: fmt.Sprintf("last of %d", len(p.Objects))})
+				p.Report(Diagnostic{Rule: "whole/last", At: last, Message: fmt.Sprintf("last of %d", len(ctx))})
 			})
 			return func(o *manifest.Object) {
-				if o == p.Objects[len(p.Objects)-1] {
+				if p.Objects != nil {
+					t.Errorf("judge of %s: the pass still holds the context objects", o.Name)
+				}
+				if o == ctx[len(ctx)-1] {
 					last = p.Mark(o, "")
 				}
 			}, nil
@@ -355,4 +360,33 @@ func configOf(text string) (*Config, error) {
 		return nil, err
 	}
 	return NewConfig("", c.Rules, nil, c.Exclude, HelmConfig{}), nil
+}
+
+// TestShared: checkers that ask for the same key during Prepare get one
+// value, made once per run; another key or another run makes its own.
+func TestShared(t *testing.T) {
+	type keyA struct{}
+	type keyB struct{}
+	var made atomic.Int32
+	got := make([]any, 3)
+	checker := func(i int, key any) *Checker {
+		return &Checker{Name: fmt.Sprint("c", i), Prepare: func(p *Pass) (Judge, error) {
+			got[i] = p.Shared(key, func() any { made.Add(1); return new(int) })
+			return nil, nil
+		}}
+	}
+	eng := &Engine{Checkers: []*Checker{checker(0, keyA{}), checker(1, keyA{}), checker(2, keyB{})}}
+	if _, err := eng.Run(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != got[1] || got[0] == got[2] || made.Load() != 2 {
+		t.Errorf("same key: %p %p, other key: %p, made %d times (want 2)", got[0], got[1], got[2], made.Load())
+	}
+	first := got[0]
+	if _, err := eng.Run(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got[0] == first || made.Load() != 4 {
+		t.Errorf("a second run shares the first run's value (made %d times, want 4)", made.Load())
+	}
 }

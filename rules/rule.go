@@ -7,6 +7,7 @@ package rules
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/kilnhq/kiln/manifest"
 )
@@ -94,9 +95,12 @@ type Judge func(*manifest.Object)
 
 // Pass is what a checker sees: the context objects, the run's options, and a way to report.
 type Pass struct {
-	// Objects are the context objects (every object, for Engine.Run).
+	// Objects are the context objects (every object, for Engine.Run), for
+	// Before and Prepare: the engine lets go of them once judging starts,
+	// so a judge keeps what it needs of them, not the objects.
 	Objects  []*manifest.Object
 	Options  *Options
+	shared   *shared
 	checker  *Checker
 	report   func(Diagnostic)
 	declared []*Rule
@@ -120,6 +124,39 @@ func (p *Pass) Find(orders []int64) map[int64]*manifest.Object {
 // registered, for rules that relate objects: fn reports at the Marks the
 // judges took. Call it from Before or Prepare.
 func (p *Pass) Finish(fn func()) { p.finish = append(p.finish, fn) }
+
+// Shared returns what make builds from the context objects, built once per
+// run for every checker that asks with the same key (a comparable value of
+// the asking package's own type), so that checkers which index the same
+// context (the Namespaces, say) share one index. It is for Before and
+// Prepare (later, and outside a run, make runs at every call). make runs
+// once, from the first caller's goroutine; what it returns must be safe for
+// concurrent reads.
+func (p *Pass) Shared(key any, make func() any) any {
+	if p.shared == nil {
+		return make()
+	}
+	p.shared.mu.Lock()
+	e := p.shared.m[key]
+	if e == nil {
+		e = &sharedEntry{}
+		p.shared.m[key] = e
+	}
+	p.shared.mu.Unlock()
+	e.once.Do(func() { e.v = make() })
+	return e.v
+}
+
+// shared is a run's Pass.Shared values.
+type shared struct {
+	mu sync.Mutex
+	m  map[any]*sharedEntry
+}
+
+type sharedEntry struct {
+	once sync.Once
+	v    any
+}
 
 // Mark is where a finding on an object goes, taken while the object is
 // being judged, so that Finish can report on an object that is gone.

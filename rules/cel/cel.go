@@ -51,12 +51,12 @@ func prepare(pass *rules.Pass) (rules.Judge, error) {
 	if len(policyObjs) == 0 {
 		return nil, nil
 	}
-	e := New(policyObjs, ctxObjs, Options{
+	e := newEngine(policyObjs, ctxObjs, Options{
 		User:            pass.Options.User,
 		Groups:          pass.Options.Groups,
 		Authorizer:      pass.Options.Authorizer,
 		UnknownKindRule: DefaultUnknownKindRule,
-	})
+	}, namespacesOf(pass, ctxObjs[len(objs):]))
 	return judge(pass, e), nil
 }
 
@@ -118,9 +118,24 @@ func NewChecker(name string, policies []*manifest.Object, opts Options) *rules.C
 				o.Authorizer = pass.Options.Authorizer
 			}
 			ctxObjs := append(append([]*manifest.Object(nil), pass.Objects...), policies...)
-			return judge(pass, New(policies, ctxObjs, o)), nil
+			return judge(pass, newEngine(policies, ctxObjs, o, namespacesOf(pass, policies))), nil
 		},
 	}
+}
+
+// sharedNamespaces is the Pass.Shared key of the index of the context's
+// Namespaces, which every policy engine of a run reads.
+type sharedNamespaces struct{}
+
+// namespacesOf returns the namespace index of the pass's context objects
+// followed by extra: the run's shared one when extra holds no Namespace.
+func namespacesOf(pass *rules.Pass, extra []*manifest.Object) *namespaces {
+	for _, o := range extra {
+		if o.Kind == "Namespace" {
+			return newNamespaces(append(append([]*manifest.Object(nil), pass.Objects...), extra...))
+		}
+	}
+	return pass.Shared(sharedNamespaces{}, func() any { return newNamespaces(pass.Objects) }).(*namespaces)
 }
 
 // admitAll runs the server's create path on the objects of --policy files

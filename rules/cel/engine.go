@@ -132,6 +132,11 @@ type bindingEntry struct {
 // (ConfigMaps, custom resources) and Namespaces. Problems in the policies
 // themselves are reported by Setup.
 func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
+	return newEngine(policyObjs, context, opts, newNamespaces(context))
+}
+
+// newEngine is New with the namespace index of context made already.
+func newEngine(policyObjs, context []*manifest.Object, opts Options, ns *namespaces) *Engine {
 	if opts.RuleID == nil {
 		opts.RuleID = func(name string) string { return "policy/" + name }
 	}
@@ -144,7 +149,7 @@ func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
 	e := &Engine{
 		opts:    opts,
 		kinds:   manifest.BuiltinKinds(),
-		ns:      newNamespaces(context),
+		ns:      ns,
 		user:    &user.DefaultInfo{Name: opts.User, Groups: opts.Groups},
 		authz:   fixedAuthorizer{allow: opts.Authorizer == "allow"},
 		rules:   map[string]*rules.Rule{},
@@ -190,6 +195,7 @@ func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
 			}
 		}
 	}
+	e.ctxObjs = nil // the bindings' params are loaded
 	sort.SliceStable(e.policies, func(i, j int) bool { return e.policies[i].name < e.policies[j].name })
 	for _, p := range e.policies {
 		e.rules[p.ruleID] = policyRule(p)

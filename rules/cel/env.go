@@ -47,7 +47,9 @@ func newNamespaces(objs []*manifest.Object) *namespaces {
 			ns.Name = o.Name
 			ns.Labels = copyLabels(o.Labels)
 		}
-		ns.Labels = copyLabels(ns.Labels)
+		if ns.Labels == nil {
+			ns.Labels = map[string]string{} // the converter's map is the namespace's own
+		}
 		ns.Labels[namespaceNameLabel] = ns.Name
 		n.byName[o.Name] = ns
 	}

@@ -57,7 +57,10 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 		s.done[o.Key()] = answer{o, results[i]}
 	}
 	p.Finish(func() { s.reportNoCRD(p) })
-	return func(o *manifest.Object) { judge(p, s, o) }, nil
+	return func(o *manifest.Object) {
+		s.prune.Do(s.pruneDropped) // judging has started: the context has served
+		judge(p, s, o)
+	}, nil
 }
 
 // state is what the checker keeps between objects: the admitter, the
@@ -67,7 +70,24 @@ type state struct {
 	a     *admit.Admitter
 	mu    sync.Mutex
 	done  map[manifest.Key]answer // by the context object's key, until it is judged
+	prune sync.Once
 	noCRD rules.FirstOfKind
+}
+
+// pruneDropped lets go of the answers whose object's content is gone (a
+// lint's first pass copies, dropped once every checker prepared): the
+// document read again is admitted afresh, so they would only take memory
+// until it is judged.
+func (s *state) pruneDropped() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := map[manifest.Key]answer{} // a map does not shrink as entries go
+	for k, a := range s.done {
+		if a.obj.HasContent() {
+			kept[k] = a
+		}
+	}
+	s.done = kept
 }
 
 // answer is a context object's admission, handed to the object judged in
