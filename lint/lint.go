@@ -369,6 +369,7 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 		if staticContext(o.Group(), o.Kind) {
 			keep = append(keep, o)
 			if fromFiles[o] {
+				o.ReadAhead = true
 				f.fromFiles = append(f.fromFiles, o)
 			}
 		}
@@ -386,6 +387,7 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 		for _, ps := range params {
 			for _, o := range ps {
 				if refs.wants(o) && !staticContext(o.Group(), o.Kind) {
+					o.ReadAhead = true
 					keep = append(keep, o)
 					f.fromFiles = append(f.fromFiles, o)
 				}

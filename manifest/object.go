@@ -73,6 +73,12 @@ type Object struct {
 	// docLines are the lines [first, end) of the object's document in src (end 0: to the end).
 	docLines [2]int
 
+	// ReadAhead is set on a copy of a document read ahead of the others
+	// (kiln lint's first pass reads the context documents so): the
+	// document is read again and judged, so the copy serves only while the
+	// checkers prepare, and its content may go as soon as it has served.
+	ReadAhead bool
+
 	// Refused is set once admission found that the API server would refuse
 	// to create the object: it never exists, so a policy or binding that is
 	// refused never takes effect.

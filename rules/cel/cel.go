@@ -130,12 +130,13 @@ type sharedNamespaces struct{}
 // namespacesOf returns the namespace index of the pass's context objects
 // followed by extra: the run's shared one when extra holds no Namespace.
 func namespacesOf(pass *rules.Pass, extra []*manifest.Object) *namespaces {
+	admitted := pass.Shared(admit.NamespacesKey{}, func() any { return admit.Namespaces(nil) }).(admit.Namespaces)
 	for _, o := range extra {
 		if o.Kind == "Namespace" {
-			return newNamespaces(append(append([]*manifest.Object(nil), pass.Objects...), extra...))
+			return newNamespaces(append(append([]*manifest.Object(nil), pass.Objects...), extra...), admitted)
 		}
 	}
-	return pass.Shared(sharedNamespaces{}, func() any { return newNamespaces(pass.Objects) }).(*namespaces)
+	return pass.Shared(sharedNamespaces{}, func() any { return newNamespaces(pass.Objects, admitted) }).(*namespaces)
 }
 
 // admitAll runs the server's create path on the objects of --policy files

@@ -132,7 +132,7 @@ type bindingEntry struct {
 // (ConfigMaps, custom resources) and Namespaces. Problems in the policies
 // themselves are reported by Setup.
 func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
-	return newEngine(policyObjs, context, opts, newNamespaces(context))
+	return newEngine(policyObjs, context, opts, newNamespaces(context, nil))
 }
 
 // newEngine is New with the namespace index of context made already.
@@ -278,6 +278,10 @@ func (e *Engine) paramsOf(res manifest.Resource) *paramInformer {
 			continue
 		}
 		content, err := o.Content()
+		if ns := e.ns.admitted[o]; err != nil && ns != nil {
+			// A Namespace copy kept typed (rules/schema): its content again.
+			content, err = runtimek8s.DefaultUnstructuredConverter.ToUnstructured(ns)
+		}
 		if err != nil {
 			continue
 		}

@@ -3,6 +3,7 @@ package cel
 import (
 	"context"
 	"fmt"
+	"github.com/kilnhq/kiln/admit"
 	"sort"
 	"sync"
 
@@ -27,30 +28,31 @@ const namespaceNameLabel = "kubernetes.io/metadata.name"
 // namespace of that name looks like in a cluster). It implements
 // k8s.io/client-go/listers/core/v1.NamespaceLister.
 type namespaces struct {
-	byName      map[string]*corev1.Namespace
+	byName map[string]*corev1.Namespace
+	// admitted are the Namespaces of the context copies whose content went
+	// once admitted (rules/schema), for a binding whose params are Namespaces.
+	admitted    admit.Namespaces
 	synthesized sync.Map // name → *corev1.Namespace, made once per name
 }
 
-func newNamespaces(objs []*manifest.Object) *namespaces {
-	n := &namespaces{byName: map[string]*corev1.Namespace{}}
+func newNamespaces(objs []*manifest.Object, admitted admit.Namespaces) *namespaces {
+	n := &namespaces{byName: map[string]*corev1.Namespace{}, admitted: admitted}
 	for _, o := range objs {
-		if o.Kind != "Namespace" || o.APIVersion != "v1" || o.Name == "" {
+		if !admit.IsNamespace(o) {
 			continue
 		}
-		content, err := o.Content()
-		if err != nil {
-			continue
+		ns := admitted[o]
+		if ns == nil {
+			if ns = admit.NamespaceOf(o); ns == nil {
+				continue
+			}
 		}
-		ns := &corev1.Namespace{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, ns); err != nil {
-			ns = &corev1.Namespace{}
-			ns.Name = o.Name
-			ns.Labels = copyLabels(o.Labels)
+		if ns.Labels[namespaceNameLabel] != ns.Name {
+			c := *ns // admitted ones are shared: change a copy
+			c.Labels = copyLabels(ns.Labels)
+			c.Labels[namespaceNameLabel] = c.Name
+			ns = &c
 		}
-		if ns.Labels == nil {
-			ns.Labels = map[string]string{} // the converter's map is the namespace's own
-		}
-		ns.Labels[namespaceNameLabel] = ns.Name
 		n.byName[o.Name] = ns
 	}
 	return n

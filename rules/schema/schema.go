@@ -9,6 +9,7 @@ package schema
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"math"
 	"sync"
 
@@ -51,7 +52,25 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 	// params, policies the server refuses); their problems are reported
 	// when they are judged.
 	results := make([]admit.Result, len(ctx))
-	rules.EachParallel(len(ctx), func(i int) { results[i] = a.Admit(ctx[i]) })
+	typed := make([]*corev1.Namespace, len(ctx))
+	rules.EachParallel(len(ctx), func(i int) {
+		o := ctx[i]
+		results[i] = a.Admit(o)
+		if o.ReadAhead && admit.IsNamespace(o) {
+			// What the other checkers read of a Namespace copy is its
+			// labels and the admitted Namespace: kept typed, without
+			// the content, it costs a fraction.
+			typed[i] = admit.NamespaceOf(o)
+			o.DropContent()
+		}
+	})
+	nss := admit.Namespaces{}
+	for i, ns := range typed {
+		if ns != nil {
+			nss[ctx[i]] = ns
+		}
+	}
+	p.Shared(admit.NamespacesKey{}, func() any { return nss })
 	s = &state{a: a, done: make(map[manifest.Key]answer, len(ctx))}
 	for i, o := range ctx {
 		s.done[o.Key()] = answer{o, results[i]}
