@@ -6,6 +6,7 @@
 package duplicate
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/json"
@@ -39,7 +40,7 @@ func named(o *manifest.Object) bool {
 
 // definition is what the checker keeps of one named object while the
 // others are judged: its place in input order (to find it again) and a
-// digest of its content; with the identity's digest, about 50 bytes.
+// digest of its content; with the identity's digest, 32 bytes.
 type definition struct {
 	order  int64
 	digest [8]byte
@@ -49,29 +50,71 @@ type definition struct {
 // the duplicates are reported once every object was judged.
 func prepare(p *rules.Pass) (rules.Judge, error) {
 	var mu sync.Mutex
-	first := map[[16]byte]definition{} // the first definition seen of each identity
-	var more []copyOf                  // the others, rare
-	p.Finish(func() { report(p, first, more) })
+	var seen definitions
+	p.Finish(func() { report(p, seen.copies()) })
 	return func(o *manifest.Object) {
 		if o.Name == "" || !named(o) {
 			return
 		}
-		d := definition{order: o.Order, digest: digest(o)}
-		k := identityHash(manifest.IdentityOf(o))
+		c := copyOf{key: identityHash(manifest.IdentityOf(o)), def: definition{order: o.Order, digest: digest(o)}}
 		mu.Lock()
-		defer mu.Unlock()
-		if _, seen := first[k]; seen {
-			more = append(more, copyOf{k, d})
-			return
-		}
-		first[k] = d
+		seen.add(c)
+		mu.Unlock()
 	}, nil
 }
 
-// copyOf is a definition of an identity seen before (in judging order).
+// copyOf is one definition of an identity.
 type copyOf struct {
 	key [16]byte
 	def definition
+}
+
+// definitions are every named object's definition, 32 bytes each, in
+// blocks (a map of them would take twice that, and one growing slice
+// would copy itself).
+type definitions struct{ blocks [][]copyOf }
+
+const definitionsBlock = 4096
+
+func (d *definitions) add(c copyOf) {
+	if n := len(d.blocks); n == 0 || len(d.blocks[n-1]) == definitionsBlock {
+		d.blocks = append(d.blocks, make([]copyOf, 0, definitionsBlock))
+	}
+	last := &d.blocks[len(d.blocks)-1]
+	*last = append(*last, c)
+}
+
+// copies returns the definitions of the identities defined more than once,
+// by identity and then input order, and lets go of the others.
+func (d *definitions) copies() []copyOf {
+	n := 0
+	for _, b := range d.blocks {
+		n += len(b)
+	}
+	all := make([]copyOf, 0, n)
+	for i, b := range d.blocks {
+		all = append(all, b...)
+		d.blocks[i] = nil
+	}
+	d.blocks = nil
+	slices.SortFunc(all, func(a, b copyOf) int {
+		if c := bytes.Compare(a.key[:], b.key[:]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.def.order, b.def.order)
+	})
+	var out []copyOf
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].key == all[i].key {
+			j++
+		}
+		if j-i > 1 {
+			out = append(out, all[i:j]...)
+		}
+		i = j
+	}
+	return out
 }
 
 // identityHash is a digest of an identity, the key of the checker's map.
@@ -90,31 +133,24 @@ func digest(o *manifest.Object) [8]byte {
 }
 
 // report reports every copy after the first of an identity, at the copy,
-// reading the copies involved again for their positions.
-func report(p *rules.Pass, firsts map[[16]byte]definition, more []copyOf) {
-	if len(more) == 0 {
+// reading the copies involved again for their positions. copies are the
+// definitions of identities defined more than once, by identity and then
+// input order.
+func report(p *rules.Pass, copies []copyOf) {
+	if len(copies) == 0 {
 		return
-	}
-	byKey := map[[16]byte][]definition{}
-	var keys [][16]byte
-	for _, c := range more {
-		if byKey[c.key] == nil {
-			byKey[c.key] = []definition{firsts[c.key]}
-			keys = append(keys, c.key)
-		}
-		byKey[c.key] = append(byKey[c.key], c.def)
 	}
 	type dup struct{ first, again definition }
 	var dups []dup
 	var orders []int64
-	for _, k := range keys {
-		ds := byKey[k]
-		slices.SortFunc(ds, func(a, b definition) int { return cmp.Compare(a.order, b.order) })
-		for _, d := range ds {
-			orders = append(orders, d.order)
-		}
-		for _, again := range ds[1:] {
-			dups = append(dups, dup{ds[0], again})
+	for i, c := range copies {
+		orders = append(orders, c.def.order)
+		if i > 0 && copies[i-1].key == c.key {
+			first := i - 1
+			for first > 0 && copies[first-1].key == c.key {
+				first--
+			}
+			dups = append(dups, dup{copies[first].def, c.def})
 		}
 	}
 	found := p.Find(orders)

@@ -25,6 +25,7 @@ var clusterDefaults = api.Policy{
 // an invalid warn or audit level means privileged.
 func namespaceModes(pass *rules.Pass) map[string][]mode {
 	out := map[string][]mode{}
+	same := map[string][]mode{} // Namespaces of one policy share its modes
 	for _, o := range pass.Objects {
 		if o.Kind != "Namespace" || o.Group() != "" || o.Name == "" {
 			continue
@@ -44,9 +45,25 @@ func namespaceModes(pass *rules.Pass) map[string][]mode {
 					label, o.Labels[label], e.Detail, fallbackNote(label)),
 			})
 		}
-		out[o.Name] = activeModes(p)
+		modes := activeModes(p)
+		key := modesKey(modes)
+		if m, ok := same[key]; ok {
+			modes = m
+		} else {
+			same[key] = modes
+		}
+		out[o.Name] = modes
 	}
 	return out
+}
+
+// modesKey identifies a list of modes.
+func modesKey(modes []mode) string {
+	var b strings.Builder
+	for _, m := range modes {
+		fmt.Fprintf(&b, "%s@%s/%d;", m.lv.Level, m.lv.Version, m.severity)
+	}
+	return b.String()
 }
 
 // labelOf extracts the label key from a field path "metadata.labels[key]".

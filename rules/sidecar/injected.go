@@ -43,12 +43,34 @@ const (
 // namespaceMeta is what a Namespace in the input says about injection.
 type namespaceMeta struct{ labels, annotations map[string]string }
 
+// injectionMeta keeps of a Namespace's labels and annotations the ones the
+// injection rules read (none, for most): a large repository's Namespaces
+// are held for the whole run.
+func injectionMeta(o *manifest.Object) namespaceMeta {
+	pick := func(from map[string]string, keys ...string) map[string]string {
+		var out map[string]string
+		for _, k := range keys {
+			if v, ok := from[k]; ok {
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[k] = v
+			}
+		}
+		return out
+	}
+	return namespaceMeta{
+		labels:      pick(o.Labels, istioNamespaceLabel, istioRevLabel),
+		annotations: pick(o.Annotations, linkerdInject, linkerdNativeBeta, linkerdNativeAlpha),
+	}
+}
+
 func prepare(p *rules.Pass) (rules.Judge, error) {
 	nss := map[string]namespaceMeta{}
 	for _, o := range p.Objects {
 		if o.Kind == "Namespace" && o.Group() == "" && o.Name != "" {
 			if _, seen := nss[o.Name]; !seen {
-				nss[o.Name] = namespaceMeta{o.Labels, o.Annotations}
+				nss[o.Name] = injectionMeta(o)
 			}
 		}
 	}
