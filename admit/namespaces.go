@@ -1,6 +1,8 @@
 package admit
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -20,10 +22,7 @@ func NamespaceOf(o *manifest.Object) *corev1.Namespace {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, ns); err != nil {
 		ns = &corev1.Namespace{}
 		ns.Name = o.Name
-		ns.Labels = make(map[string]string, len(o.Labels))
-		for k, v := range o.Labels {
-			ns.Labels[k] = v
-		}
+		ns.Labels = maps.Clone(o.Labels)
 	}
 	return ns
 }

@@ -125,16 +125,16 @@ func (p *Pass) Find(orders []int64) map[int64]*manifest.Object {
 // judges took. Call it from Before or Prepare.
 func (p *Pass) Finish(fn func()) { p.finish = append(p.finish, fn) }
 
-// Shared returns what make builds from the context objects, built once per
+// Shared returns what build makes from the context objects, built once per
 // run for every checker that asks with the same key (a comparable value of
 // the asking package's own type), so that checkers which index the same
 // context (the Namespaces, say) share one index. It is for Before and
-// Prepare (later, and outside a run, make runs at every call). make runs
+// Prepare (later, and outside a run, build runs at every call). build runs
 // once, from the first caller's goroutine; what it returns must be safe for
 // concurrent reads.
-func (p *Pass) Shared(key any, make func() any) any {
+func (p *Pass) Shared(key any, build func() any) any {
 	if p.shared == nil {
-		return make()
+		return build()
 	}
 	p.shared.mu.Lock()
 	e := p.shared.m[key]
@@ -143,7 +143,7 @@ func (p *Pass) Shared(key any, make func() any) any {
 		p.shared.m[key] = e
 	}
 	p.shared.mu.Unlock()
-	e.once.Do(func() { e.v = make() })
+	e.once.Do(func() { e.v = build() })
 	return e.v
 }
 

@@ -132,7 +132,7 @@ type sharedNamespaces struct{}
 func namespacesOf(pass *rules.Pass, extra []*manifest.Object) *namespaces {
 	admitted := pass.Shared(admit.NamespacesKey{}, func() any { return admit.Namespaces(nil) }).(admit.Namespaces)
 	for _, o := range extra {
-		if o.Kind == "Namespace" {
+		if admit.IsNamespace(o) {
 			return newNamespaces(append(append([]*manifest.Object(nil), pass.Objects...), extra...), admitted)
 		}
 	}

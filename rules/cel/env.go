@@ -3,10 +3,10 @@ package cel
 import (
 	"context"
 	"fmt"
-	"github.com/kilnhq/kiln/admit"
 	"sort"
 	"sync"
 
+	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"

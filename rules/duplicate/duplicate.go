@@ -117,7 +117,7 @@ func (d *definitions) copies() []copyOf {
 	return out
 }
 
-// identityHash is a digest of an identity, the key of the checker's map.
+// identityHash is a digest of an identity, by which the checker groups definitions.
 func identityHash(id manifest.Identity) [16]byte {
 	sum := sha256.Sum256([]byte(id.Unit + "\x00" + id.Group + "\x00" + id.Kind + "\x00" + id.Namespace + "\x00" + id.Name))
 	return [16]byte(sum[:16])
@@ -143,13 +143,13 @@ func report(p *rules.Pass, copies []copyOf) {
 	type dup struct{ first, again definition }
 	var dups []dup
 	var orders []int64
+	first := 0 // where the identity's definitions start
 	for i, c := range copies {
 		orders = append(orders, c.def.order)
-		if i > 0 && copies[i-1].key == c.key {
-			first := i - 1
-			for first > 0 && copies[first-1].key == c.key {
-				first--
-			}
+		if c.key != copies[first].key {
+			first = i
+		}
+		if i > first {
 			dups = append(dups, dup{copies[first].def, c.def})
 		}
 	}
