@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"weak"
 
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/discover"
@@ -317,5 +320,71 @@ func TestSpilledReports(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) > 0 {
 		t.Errorf("temp files left: %v", left)
+	}
+}
+
+// TestContextLetGo: once every checker has prepared, the first pass's
+// copies of the context Namespaces are no longer reachable (what the
+// checkers need of them, they keep as summaries), so a repository with
+// thousands of Namespaces does not hold them all while it is judged. With
+// users' policies (--policy), whose engine indexes the Namespaces, and
+// kiln's own checkers. A probe checker takes weak pointers to the copies it is given and, while
+// the last file is judged, collects and checks that none is left.
+func TestContextLetGo(t *testing.T) {
+	dir := t.TempDir()
+	for f := 0; f < 3; f++ {
+		var b strings.Builder
+		for i := 0; i < 20; i++ {
+			ns := fmt.Sprintf("team-%d-%d", f, i)
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels: {pod-security.kubernetes.io/enforce: baseline}\n---\n", ns)
+			fmt.Fprintf(&b, "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: %s}\nspec:\n  containers: [{name: c, image: nginx, securityContext: {privileged: true}}]\n---\n", ns)
+		}
+		if f == 2 {
+			b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: probe-last, namespace: team-2-0}\n")
+		}
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.yaml", f)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var (
+		copies  []weak.Pointer[manifest.Object]
+		checked atomic.Bool
+		left    atomic.Int64
+	)
+	probe := &rules.Checker{Name: "probe", Prepare: func(p *rules.Pass) (rules.Judge, error) {
+		for _, o := range p.Objects {
+			if o.ReadAhead && o.Kind == "Namespace" {
+				copies = append(copies, weak.Make(o))
+			}
+		}
+		return func(o *manifest.Object) {
+			if o.Name != "probe-last" {
+				return
+			}
+			runtime.GC()
+			for _, c := range copies {
+				if c.Value() != nil {
+					left.Add(1)
+				}
+			}
+			checked.Store(true)
+		}, nil
+	}}
+	opts := rules.DefaultOptions()
+	opts.Policies = []string{"../bench/policies"}
+	eng := &rules.Engine{Checkers: append(rules.Registered(), probe), Options: opts}
+	out, err := lint.Run(eng, lint.Input{Files: expand(t, dir), Policies: opts.Policies}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(copies) != 60 || !checked.Load() {
+		t.Fatalf("the probe saw %d Namespace copies (want 60) and checked: %v", len(copies), checked.Load())
+	}
+	if n := left.Load(); n > 0 {
+		t.Errorf("%d of the 60 Namespace copies are still reachable while the last file is judged", n)
+	}
+	// The Namespaces still decide: baseline forbids the privileged Pods.
+	if got := describe(out.Result); strings.Count(got, "psa/privileged") != 60 {
+		t.Errorf("want 60 psa/privileged findings:\n%s", got)
 	}
 }

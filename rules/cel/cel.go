@@ -56,7 +56,7 @@ func prepare(pass *rules.Pass) (rules.Judge, error) {
 		Groups:          pass.Options.Groups,
 		Authorizer:      pass.Options.Authorizer,
 		UnknownKindRule: DefaultUnknownKindRule,
-	}, namespacesOf(pass, ctxObjs[len(objs):]))
+	}, namespacesOf(pass, ctxObjs[len(objs):]), admittedOf(pass))
 	return judge(pass, e), nil
 }
 
@@ -118,7 +118,7 @@ func NewChecker(name string, policies []*manifest.Object, opts Options) *rules.C
 				o.Authorizer = pass.Options.Authorizer
 			}
 			ctxObjs := append(append([]*manifest.Object(nil), pass.Objects...), policies...)
-			return judge(pass, newEngine(policies, ctxObjs, o, namespacesOf(pass, policies))), nil
+			return judge(pass, newEngine(policies, ctxObjs, o, namespacesOf(pass, policies), admittedOf(pass))), nil
 		},
 	}
 }
@@ -130,13 +130,19 @@ type sharedNamespaces struct{}
 // namespacesOf returns the namespace index of the pass's context objects
 // followed by extra: the run's shared one when extra holds no Namespace.
 func namespacesOf(pass *rules.Pass, extra []*manifest.Object) *namespaces {
-	admitted := pass.Shared(admit.NamespacesKey{}, func() any { return admit.Namespaces(nil) }).(admit.Namespaces)
+	admitted := admittedOf(pass)
 	for _, o := range extra {
 		if admit.IsNamespace(o) {
 			return newNamespaces(append(append([]*manifest.Object(nil), pass.Objects...), extra...), admitted)
 		}
 	}
 	return pass.Shared(sharedNamespaces{}, func() any { return newNamespaces(pass.Objects, admitted) }).(*namespaces)
+}
+
+// admittedOf returns the Namespaces the schema checker kept typed for the
+// context copies whose content it dropped (nil if it did not run).
+func admittedOf(pass *rules.Pass) admit.Namespaces {
+	return pass.Shared(admit.NamespacesKey{}, func() any { return admit.Namespaces(nil) }).(admit.Namespaces)
 }
 
 // admitAll runs the server's create path on the objects of --policy files

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	celgo "github.com/google/cel-go/cel"
+	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -61,6 +62,11 @@ type Engine struct {
 	rules    map[string]*rules.Rule
 	skip     map[manifest.Key]bool
 	ctxObjs  []*manifest.Object
+	// admitted are the Namespaces of the context copies whose content went
+	// once admitted (rules/schema), for a binding whose params are
+	// Namespaces. Like ctxObjs, they are let go once the engine is loaded:
+	// the map holds every such copy.
+	admitted admit.Namespaces
 }
 
 type policyEntry struct {
@@ -132,11 +138,12 @@ type bindingEntry struct {
 // (ConfigMaps, custom resources) and Namespaces. Problems in the policies
 // themselves are reported by Setup.
 func New(policyObjs, context []*manifest.Object, opts Options) *Engine {
-	return newEngine(policyObjs, context, opts, newNamespaces(context, nil))
+	return newEngine(policyObjs, context, opts, newNamespaces(context, nil), nil)
 }
 
-// newEngine is New with the namespace index of context made already.
-func newEngine(policyObjs, context []*manifest.Object, opts Options, ns *namespaces) *Engine {
+// newEngine is New with the namespace index of context made already and
+// the Namespaces of context copies kept typed.
+func newEngine(policyObjs, context []*manifest.Object, opts Options, ns *namespaces, admitted admit.Namespaces) *Engine {
 	if opts.RuleID == nil {
 		opts.RuleID = func(name string) string { return "policy/" + name }
 	}
@@ -147,14 +154,15 @@ func newEngine(policyObjs, context []*manifest.Object, opts Options, ns *namespa
 		opts.Groups = []string{"system:authenticated"}
 	}
 	e := &Engine{
-		opts:    opts,
-		kinds:   manifest.BuiltinKinds(),
-		ns:      ns,
-		user:    &user.DefaultInfo{Name: opts.User, Groups: opts.Groups},
-		authz:   fixedAuthorizer{allow: opts.Authorizer == "allow"},
-		rules:   map[string]*rules.Rule{},
-		skip:    map[manifest.Key]bool{},
-		ctxObjs: context,
+		opts:     opts,
+		kinds:    manifest.BuiltinKinds(),
+		ns:       ns,
+		user:     &user.DefaultInfo{Name: opts.User, Groups: opts.Groups},
+		authz:    fixedAuthorizer{allow: opts.Authorizer == "allow"},
+		rules:    map[string]*rules.Rule{},
+		skip:     map[manifest.Key]bool{},
+		ctxObjs:  context,
+		admitted: admitted,
 	}
 	e.kinds.AddCRDs(context)
 	e.oi = &objectInterfaces{kinds: e.kinds}
@@ -195,7 +203,7 @@ func newEngine(policyObjs, context []*manifest.Object, opts Options, ns *namespa
 			}
 		}
 	}
-	e.ctxObjs = nil // the bindings' params are loaded
+	e.ctxObjs, e.admitted = nil, nil // the bindings' params are loaded
 	sort.SliceStable(e.policies, func(i, j int) bool { return e.policies[i].name < e.policies[j].name })
 	for _, p := range e.policies {
 		e.rules[p.ruleID] = policyRule(p)
@@ -278,7 +286,7 @@ func (e *Engine) paramsOf(res manifest.Resource) *paramInformer {
 			continue
 		}
 		content, err := o.Content()
-		if ns := e.ns.admitted[o]; err != nil && ns != nil {
+		if ns := e.admitted[o]; err != nil && ns != nil {
 			// A Namespace copy kept typed (rules/schema): its content again.
 			content, err = runtimek8s.DefaultUnstructuredConverter.ToUnstructured(ns)
 		}

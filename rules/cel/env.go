@@ -28,15 +28,12 @@ const namespaceNameLabel = "kubernetes.io/metadata.name"
 // namespace of that name looks like in a cluster). It implements
 // k8s.io/client-go/listers/core/v1.NamespaceLister.
 type namespaces struct {
-	byName map[string]*corev1.Namespace
-	// admitted are the Namespaces of the context copies whose content went
-	// once admitted (rules/schema), for a binding whose params are Namespaces.
-	admitted    admit.Namespaces
+	byName      map[string]*corev1.Namespace
 	synthesized sync.Map // name → *corev1.Namespace, made once per name
 }
 
 func newNamespaces(objs []*manifest.Object, admitted admit.Namespaces) *namespaces {
-	n := &namespaces{byName: map[string]*corev1.Namespace{}, admitted: admitted}
+	n := &namespaces{byName: map[string]*corev1.Namespace{}}
 	for _, o := range objs {
 		if !admit.IsNamespace(o) {
 			continue
