@@ -326,10 +326,11 @@ func TestSpilledReports(t *testing.T) {
 // TestContextLetGo: once every checker has prepared, the first pass's
 // copies of the context Namespaces are no longer reachable (what the
 // checkers need of them, they keep as summaries), so a repository with
-// thousands of Namespaces does not hold them all while it is judged. With
-// users' policies (--policy), whose engine indexes the Namespaces, and
-// kiln's own checkers. A probe checker takes weak pointers to the copies it is given and, while
-// the last file is judged, collects and checks that none is left.
+// thousands of Namespaces does not hold them all while it is judged. The
+// run has users' policies (--policy), whose engine indexes the Namespaces,
+// and every registered checker. A probe checker takes weak pointers to the
+// copies it is given and, while the last file is judged, collects and
+// checks that none is left.
 func TestContextLetGo(t *testing.T) {
 	dir := t.TempDir()
 	for f := 0; f < 3; f++ {
