@@ -46,7 +46,7 @@ var Rules = []*rules.Rule{
 	{ID: admit.RuleInternal, Severity: rules.Warning, Summary: "kiln could not run the server's checks on an object",
 		Doc: "The server's code failed on this object inside kiln. The object was judged as written; please report it."},
 	{ID: manifest.NoteImplicitType, Severity: rules.Warning, Summary: "a plain YAML value kubectl reads as a boolean or number (yes, on, y, no, 0755, 1e3)",
-		Doc:  "kubectl reads YAML as YAML 1.1 (sigs.k8s.io/yaml): `yes`, `on`, `y`, `no` (a country code!) are booleans, `0755` is the octal number 493, `1e3` is 1000. kiln judges what the server receives and warns at the line: quote the value when you mean a string.",
+		Doc:  "kubectl reads YAML as YAML 1.1 (sigs.k8s.io/yaml): `yes`, `on`, `y`, `no` (a country code!) are booleans, `0755` is the octal number 493, `1e3` is 1000. kiln judges what the server receives and warns at the line: quote the value when you mean a string. File modes are not warned: `defaultMode` (secret, configMap, downwardAPI and projected volumes) and a `mode` beside a `path` (their items, Argo Workflows artifacts), matched by field name in any object, are int32 fields documented as octal, so `0644` there is what the author means.",
 		Fail: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\ndata:\n  country: \"se\"\n  debug: \"on\"\nimmutable: yes\n",
 		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\ndata:\n  country: \"se\"\n  debug: \"on\"\nimmutable: true\n"},
 	{ID: manifest.NoteDuplicateKey, Severity: rules.Warning, Summary: "a key given twice in a YAML mapping (kubectl keeps the last)",
