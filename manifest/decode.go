@@ -58,6 +58,8 @@ type decoder struct {
 	inAlias int
 	// notes collects what kubectl reads differently from what a reader may expect.
 	notes []Note
+	// fileMode is set while decoding a scalar that holds a file mode.
+	fileMode bool
 }
 
 // note records a reading note at a node (once per node: aliases repeat nodes).
@@ -132,7 +134,9 @@ func (d *decoder) mapping(n *yaml.Node, depth int) (any, error) {
 		if prev, dup := keyAt[key]; dup && d.inAlias == 0 {
 			d.note(k, NoteDuplicateKey, fmt.Sprintf("duplicate key %q (first at line %d): kubectl keeps the last value and drops the first; remove one of them", key, prev.Line))
 		}
+		d.fileMode = v.Kind == yaml.ScalarNode && isFileMode(n, key)
 		val, err := d.node(v, depth+1)
+		d.fileMode = false
 		if err != nil {
 			return nil, err
 		}
@@ -143,6 +147,27 @@ func (d *decoder) mapping(n *yaml.Node, depth int) (any, error) {
 		keyAt[key] = k
 	}
 	return out, nil
+}
+
+// isFileMode reports whether the value of key in mapping m is a file mode:
+// a defaultMode (secret, configMap, downwardAPI and projected volumes), or
+// a mode beside a path (their items; files in other objects, such as Argo
+// Workflows artifacts). They are int32 fields documented as octal, so 0644
+// there means what it says. Matched by name in any object, so pod specs
+// inside custom resources are covered too.
+func isFileMode(m *yaml.Node, key string) bool {
+	if key == "defaultMode" {
+		return true
+	}
+	if key != "mode" {
+		return false
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "path" {
+			return true
+		}
+	}
+	return false
 }
 
 // merge applies a YAML merge key as kubectl's YAML reader (YAML 1.1,
@@ -234,7 +259,7 @@ func (d *decoder) scalar(n *yaml.Node) (any, error) {
 	case "!!int":
 		s := strings.ReplaceAll(n.Value, "_", "")
 		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
-			if plain(n) && legacyOctal(s) {
+			if plain(n) && legacyOctal(s) && !d.fileMode {
 				d.note(n, NoteImplicitType, fmt.Sprintf("%s is read as the octal number %d (YAML 1.1, as kubectl reads YAML); quote it if you mean a string, or write %d", n.Value, i, i))
 			}
 			return i, nil

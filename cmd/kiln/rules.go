@@ -127,10 +127,10 @@ func writeExplain(e *env, r *rules.Rule) {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(r.Doc))
 	}
 	if r.Fail != "" {
-		fmt.Fprintf(w, "\nFails:\n\n%s\n", indent(r.Fail))
+		fmt.Fprintf(w, "\nFails%s:\n\n%s\n", exampleRun(r.Fail), indent(r.Fail))
 	}
 	if r.Pass != "" {
-		fmt.Fprintf(w, "\nPasses:\n\n%s\n", indent(r.Pass))
+		fmt.Fprintf(w, "\nPasses%s:\n\n%s\n", exampleRun(r.Pass), indent(r.Pass))
 	}
 	fmt.Fprintf(w, `
 Suppress:
@@ -144,6 +144,32 @@ Suppress:
     rules:
       %s: off
 `, rules.IgnoreAnnotation, r.ID, r.ID)
+}
+
+// exampleFlags returns the kiln lint flags an example's header comment
+// names ("# kiln lint --kube-version 1.27"): the example behaves as
+// labelled when linted with them.
+func exampleFlags(example string) []string {
+	var flags []string
+	for _, line := range strings.Split(example, "\n") {
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(line, "#")), "kiln lint"); ok {
+			flags = append(flags, strings.Fields(rest)...)
+		}
+	}
+	return flags
+}
+
+// exampleRun is the command an example with flags is linted with, for its
+// heading (" (kiln lint --kube-version 1.27 -)"); none for the default flags.
+func exampleRun(example string) string {
+	flags := exampleFlags(example)
+	if len(flags) == 0 {
+		return ""
+	}
+	return " (kiln lint " + strings.Join(flags, " ") + " -)"
 }
 
 func indent(s string) string {

@@ -178,19 +178,17 @@ deprecation warning, and a later release removes it (the message names
 which). Same table as api/removed.
 
 Fix: move to the replacement now, while both versions are served.`,
-		Fail: `# kiln lint --kube-version 1.27
-apiVersion: flowcontrol.apiserver.k8s.io/v1beta2
-kind: FlowSchema
-metadata: {name: batch-jobs}
-spec:
-  priorityLevelConfiguration: {name: workload-low}
+		Fail: `# kiln lint --kube-version 1.24
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: shop}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
 `,
-		Pass: `# kiln lint --kube-version 1.27
-apiVersion: flowcontrol.apiserver.k8s.io/v1beta3
-kind: FlowSchema
-metadata: {name: batch-jobs}
-spec:
-  priorityLevelConfiguration: {name: workload-low}
+		Pass: `# kiln lint --kube-version 1.24
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: shop}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
 `,
 	},
 }

@@ -38,10 +38,12 @@ spec:
           template:
             spec:
               restartPolicy: Never
+              securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
               containers:
                 - name: train
                   image: ghcr.io/acme/train:1.0
                   volumeMounts: [{name: checkpoints, mountPath: /ckpt}]
+                  securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `,
 		Pass: `apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -63,10 +65,12 @@ spec:
           template:
             spec:
               restartPolicy: Never
+              securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
               containers:
                 - name: train
                   image: ghcr.io/acme/train:1.0
                   volumeMounts: [{name: checkpoints, mountPath: /ckpt}]
+                  securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `,
 	},
 	{
@@ -113,11 +117,13 @@ spec:
           template:
             spec:
               restartPolicy: Never
+              securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
               containers:
                 - name: trainer
                   image: ghcr.io/acme/train:2.3
                   command: [torchrun, --nnodes=8, --nproc_per_node=4, train.py]
                   resources: {limits: {nvidia.com/gpu: 4}}
+                  securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `,
 		Pass: `apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -133,11 +139,13 @@ spec:
           template:
             spec:
               restartPolicy: Never
+              securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
               containers:
                 - name: trainer
                   image: ghcr.io/acme/train:2.3
                   command: [torchrun, --nnodes=8, --nproc_per_node=4, train.py]
                   resources: {limits: {nvidia.com/gpu: 4}}
+                  securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 `,
 	},
 }

@@ -8,11 +8,14 @@ import (
 )
 
 // TestRuleExamples checks every rule's documented examples: the failing one
-// triggers the rule, the passing one does not, at the check's own level.
+// triggers the rule at the check's own level (and the policy version its
+// example names), the passing one does not.
 func TestRuleExamples(t *testing.T) {
 	levels := map[string]string{InvalidLabelRule: "restricted", DecodeRule: "restricted"}
+	versions := map[string]string{}
 	for _, c := range policy.DefaultChecks() {
 		levels[RuleID(c.ID)] = string(c.Level)
+		versions[RuleID(c.ID)] = docs[c.ID].failVersion
 		if _, ok := docs[c.ID]; !ok {
 			t.Errorf("check %s has no documentation in docs", c.ID)
 		}
@@ -27,7 +30,11 @@ func TestRuleExamples(t *testing.T) {
 			}
 			opts := rules.DefaultOptions()
 			opts.PSALevel = levels[r.ID]
-			if got := ruleIDs(lint(t, r.Fail, opts), rules.Error); !got[r.ID] {
+			failOpts := *opts
+			if v := versions[r.ID]; v != "" {
+				failOpts.PSAVersion = v
+			}
+			if got := ruleIDs(lint(t, r.Fail, &failOpts), rules.Error); !got[r.ID] {
 				t.Errorf("failing example does not trigger %s; got %v\n%s", r.ID, got, r.Fail)
 			}
 			if got := ruleIDs(lint(t, r.Pass, opts), rules.Info); got[r.ID] {

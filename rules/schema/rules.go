@@ -12,21 +12,21 @@ const doc = "kiln sends every object through the code a kube-apiserver runs on a
 var Rules = []*rules.Rule{
 	{ID: admit.RuleUnknownField, Severity: rules.Error, Summary: "a field the kind does not have (the server refuses it under kubectl's strict field validation)",
 		Doc:  doc + "`kubectl apply` sends fieldValidation=Strict by default: a misspelled or misplaced field is an error, not silently dropped.",
-		Fail: deployment("      contianers: [{name: app, image: nginx:1.27}]"), Pass: deployment("      containers: [{name: app, image: nginx:1.27}]")},
+		Fail: deployment("replica: 3", "web"), Pass: deployment("replicas: 3", "web")},
 	{ID: admit.RuleType, Severity: rules.Error, Summary: "a value of the wrong type (a string where a number belongs, an invalid quantity)",
 		Doc:  doc + "The server cannot decode the object at all: `replicas: \"3\"` is a string where an integer belongs, `memory: 1GB` is not a quantity.",
-		Fail: deploymentReplicas(`"3"`), Pass: deploymentReplicas("3")},
+		Fail: deployment(`replicas: "3"`, "web"), Pass: deployment("replicas: 3", "web")},
 	{ID: admit.RuleDecode, Severity: rules.Error, Summary: "an object that cannot be sent to or decoded by the API server",
 		Doc:  doc + "e.g. a value JSON cannot carry (`.inf`), which kubectl cannot send either.",
 		Fail: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\nbinaryData: {}\ndata: {}\nimmutable: .inf\n",
 		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\ndata: {}\nimmutable: true\n"},
 	{ID: admit.RuleRequired, Severity: rules.Error, Summary: "a required field is missing (the server's validation)",
 		Doc:  doc + "The message is the server's own: e.g. a Deployment without `spec.selector`, a Job whose pod template has no `restartPolicy`.",
-		Fail: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: once, namespace: ci}\nspec:\n  template:\n    spec:\n      containers: [{name: c, image: busybox:1.36}]\n",
-		Pass: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: once, namespace: ci}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: busybox:1.36}]\n"},
+		Fail: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: once, namespace: ci}\nspec:\n  template:\n    spec:\n" + podSpec,
+		Pass: "apiVersion: batch/v1\nkind: Job\nmetadata: {name: once, namespace: ci}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n" + podSpec},
 	{ID: admit.RuleInvalid, Severity: rules.Error, Summary: "a value the server's validation refuses",
 		Doc:  doc + "The message is the server's own: a selector that does not match the template labels, requests above limits, a name that is not a DNS label (`${VAR}` placeholders), an unsupported enum value.",
-		Fail: deploymentLabels("other"), Pass: deploymentLabels("web")},
+		Fail: deployment("replicas: 3", "other"), Pass: deployment("replicas: 3", "web")},
 	{ID: admit.RuleUnservedKind, Severity: rules.Error, Summary: "an apiVersion the target Kubernetes version does not serve (not yet, off by default, or not by this CRD)",
 		Doc:  doc + "The version served depends on --kube-version: autoscaling/v2 from 1.23, admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy from 1.30; alpha APIs and beta APIs added since 1.24 are off unless the cluster enables them. Removed versions are reported by api/removed.",
 		Fail: "# kiln lint --kube-version 1.28\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n  failurePolicy: Fail\n  matchConstraints: {resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}]}\n  validations: [{expression: 'true'}]\n",
@@ -46,7 +46,7 @@ var Rules = []*rules.Rule{
 	{ID: admit.RuleInternal, Severity: rules.Warning, Summary: "kiln could not run the server's checks on an object",
 		Doc: "The server's code failed on this object inside kiln. The object was judged as written; please report it."},
 	{ID: manifest.NoteImplicitType, Severity: rules.Warning, Summary: "a plain YAML value kubectl reads as a boolean or number (yes, on, y, no, 0755, 1e3)",
-		Doc:  "kubectl reads YAML as YAML 1.1 (sigs.k8s.io/yaml): `yes`, `on`, `y`, `no` (a country code!) are booleans, `0755` is the octal number 493, `1e3` is 1000. kiln judges what the server receives and warns at the line: quote the value when you mean a string.",
+		Doc:  "kubectl reads YAML as YAML 1.1 (sigs.k8s.io/yaml): `yes`, `on`, `y`, `no` (a country code!) are booleans, `0755` is the octal number 493, `1e3` is 1000. kiln judges what the server receives and warns at the line: quote the value when you mean a string. File modes are not warned: `defaultMode` (secret, configMap, downwardAPI and projected volumes) and a `mode` beside a `path` (their items, Argo Workflows artifacts), matched by field name in any object, are int32 fields documented as octal, so `0644` there is what the author means.",
 		Fail: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\ndata:\n  country: \"se\"\n  debug: \"on\"\nimmutable: yes\n",
 		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\ndata:\n  country: \"se\"\n  debug: \"on\"\nimmutable: true\n"},
 	{ID: manifest.NoteDuplicateKey, Severity: rules.Warning, Summary: "a key given twice in a YAML mapping (kubectl keeps the last)",
@@ -55,14 +55,18 @@ var Rules = []*rules.Rule{
 		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: shop}\ndata:\n  mode: b\n"},
 }
 
-func deployment(containers string) string {
-	return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n" + containers + "\n"
-}
+// podSpec is the body of an example pod template's spec (indented under
+// "spec:" at six spaces) that passes the restricted Pod Security profile, so
+// that an example shows its own rule only.
+const podSpec = "      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}\n" +
+	"      containers:\n" +
+	"      - name: app\n" +
+	"        image: nginx:1.27\n" +
+	"        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}\n"
 
-func deploymentReplicas(n string) string {
-	return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  replicas: " + n + "\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: app, image: nginx:1.27}]\n"
-}
-
-func deploymentLabels(app string) string {
-	return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: " + app + "}}\n    spec:\n      containers: [{name: app, image: nginx:1.27}]\n"
+// deployment is an example Deployment with one spec line (replicas) and the
+// app label of its pod template (its selector is app: web).
+func deployment(specLine, app string) string {
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  " + specLine +
+		"\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: " + app + "}}\n    spec:\n" + podSpec
 }

@@ -45,7 +45,8 @@ spec:
       annotations: {linkerd.io/inject: enabled}
     spec:
       restartPolicy: Never
-      containers: [{name: migrate, image: ghcr.io/acme/migrate:1.0}]
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers: [{name: migrate, image: ghcr.io/acme/migrate:1.0, securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}]
 `,
 	Pass: `apiVersion: batch/v1
 kind: Job
@@ -58,6 +59,7 @@ spec:
         config.beta.linkerd.io/proxy-enable-native-sidecar: "true"
     spec:
       restartPolicy: Never
-      containers: [{name: migrate, image: ghcr.io/acme/migrate:1.0}]
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers: [{name: migrate, image: ghcr.io/acme/migrate:1.0, securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}]
 `,
 }}

@@ -71,7 +71,9 @@ spec:
   template:
     metadata: {labels: {app: web}}
     spec:
-      containers: [{name: web, image: ghcr.io/acme/web:1.0, volumeMounts: [{name: cache, mountPath: /cache}]}]
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers:
+        - {name: web, image: ghcr.io/acme/web:1.0, volumeMounts: [{name: cache, mountPath: /cache}], securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}
       volumes: [{name: cache, persistentVolumeClaim: {claimName: cache}}]
 `,
 		Pass: `apiVersion: apps/v1
@@ -84,7 +86,9 @@ spec:
   template:
     metadata: {labels: {app: web}}
     spec:
-      containers: [{name: web, image: ghcr.io/acme/web:1.0, volumeMounts: [{name: cache, mountPath: /cache}]}]
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers:
+        - {name: web, image: ghcr.io/acme/web:1.0, volumeMounts: [{name: cache, mountPath: /cache}], securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}
   volumeClaimTemplates:
     - metadata: {name: cache}
       spec:
