@@ -51,6 +51,9 @@ func TestGenerateErrors(t *testing.T) {
 			t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
+	if _, err := generate(nil, io.Discard); err == nil {
+		t.Error("no release: no error")
+	}
 	if _, err := span([]int{20, 21, 23}); err == nil || !strings.Contains(err.Error(), "1.20, 1.21, 1.23") {
 		t.Errorf("span with a gap: err = %v", err)
 	}

@@ -217,6 +217,9 @@ func readRelease(r release, resources []resourceKind, kindOf map[groupVersionRes
 
 // generate reads every release and renders the Go table.
 func generate(releases []release, log io.Writer) ([]byte, error) {
+	if len(releases) == 0 {
+		return nil, fmt.Errorf("no release to read")
+	}
 	type history struct {
 		resource       string
 		exists, served []int

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -46,7 +49,8 @@ func swaggerResources(kube string) ([]resourceKind, error) {
 	}
 	kinds := map[groupVersionResource]string{}
 	weak := map[groupVersionResource]bool{} // kind from a get, a create may say better
-	for path, ops := range doc.Paths {
+	for _, path := range slices.Sorted(maps.Keys(doc.Paths)) {
+		ops := doc.Paths[path]
 		for _, re := range []*regexp.Regexp{collectionPath, itemPath} {
 			m := re.FindStringSubmatch(path)
 			if m == nil {
@@ -79,5 +83,8 @@ func swaggerResources(kube string) ([]resourceKind, error) {
 	for r, k := range kinds {
 		out = append(out, resourceKind{r, k})
 	}
+	slices.SortFunc(out, func(a, b resourceKind) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Version, b.Version), cmp.Compare(a.Resource, b.Resource))
+	})
 	return out, nil
 }
