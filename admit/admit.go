@@ -179,8 +179,8 @@ func (a *Admitter) Admit(o *manifest.Object) (res Result) {
 		return Result{}
 	}
 	gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
-	if p, ok := a.served(o, gvk); !ok {
-		return Result{Problems: p, Rejected: true, Judged: true}
+	if r, done := a.served(o, gvk); done {
+		return r
 	}
 	if a.crds.handles(gvk) {
 		return a.crds.admit(o, gvk, content)

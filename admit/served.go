@@ -7,148 +7,157 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
+	"github.com/kilnhq/kiln/internal/servedversions"
 	"github.com/kilnhq/kiln/manifest"
 )
 
-// gaSince is the release whose API server first served a GA version of a
-// kind, for the kinds that became GA after kiln's oldest target (1.16).
-// Source: the Kubernetes release notes and API reference of each release
-// (the "GA" / "graduated to stable" entries). Beta versions need no table:
-// k8s.io/api carries their lifecycle (APILifecycleIntroduced, …Removed).
-var gaSince = map[schema.GroupVersionKind]manifest.KubeVersion{
-	{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler"}:                           v(23),
-	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"}:                                    v(21),
-	{Group: "policy", Version: "v1", Kind: "Eviction"}:                                               v(22),
-	{Group: "batch", Version: "v1", Kind: "CronJob"}:                                                 v(21),
-	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}:                                v(21),
-	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress"}:                                     v(19),
-	{Group: "networking.k8s.io", Version: "v1", Kind: "IngressClass"}:                                v(19),
-	{Group: "networking.k8s.io", Version: "v1", Kind: "IPAddress"}:                                   v(33),
-	{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR"}:                                 v(33),
-	{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass"}:                                      v(20),
-	{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}:                 v(19),
-	{Group: "events.k8s.io", Version: "v1", Kind: "Event"}:                                           v(19),
-	{Group: "storage.k8s.io", Version: "v1", Kind: "CSIDriver"}:                                      v(18),
-	{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode"}:                                        v(17),
-	{Group: "storage.k8s.io", Version: "v1", Kind: "CSIStorageCapacity"}:                             v(24),
-	{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttributesClass"}:                          v(34),
-	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Kind: "FlowSchema"}:                       v(29),
-	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Kind: "PriorityLevelConfiguration"}:       v(29),
-	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy"}:        v(30),
-	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding"}: v(30),
-	{Group: "authentication.k8s.io", Version: "v1", Kind: "SelfSubjectReview"}:                       v(28),
-	{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaim"}:                                 v(34),
-	{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaimTemplate"}:                         v(34),
-	{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceSlice"}:                                 v(34),
-	{Group: "resource.k8s.io", Version: "v1", Kind: "DeviceClass"}:                                   v(34),
-}
+// RuleUncheckedVersion notes an object whose version the target Kubernetes
+// serves but kiln's API server code (the newest release) no longer has, so
+// that its fields are not checked.
+const RuleUncheckedVersion = "schema/unchecked-version"
 
-func v(minor int) manifest.KubeVersion { return manifest.KubeVersion{Major: 1, Minor: minor} }
-
-// betaByDefault is the last release whose new beta APIs were served by
-// default: from 1.24 on, a new beta API is off unless the cluster enables
-// it (KEP-3136).
-var betaByDefault = manifest.KubeVersion{Major: 1, Minor: 23}
-
-type lifecycle interface {
-	APILifecycleIntroduced() (major, minor int)
-}
-
-type removal interface {
-	APILifecycleRemoved() (major, minor int)
-}
-
-// Served says whether a kube-apiserver at the target version serves a
-// built-in kind at a version by default, and if not, why and what to use.
-// ok is true for kinds it knows nothing about (custom resources).
-func (a *Admitter) served(o *manifest.Object, gvk schema.GroupVersionKind) ([]Problem, bool) {
+// served says whether a kube-apiserver at the target version serves a
+// built-in kind at its version by default, from the table generated from
+// each release's sources (internal/servedversions). done is true when
+// Admit has nothing more to do: the version is not served (an error that
+// says why and what to use), or it is served but kiln's API server code no
+// longer has it (a note that its fields are not checked). Kinds of other
+// groups (custom resources) are left to the CRDs.
+func (a *Admitter) served(o *manifest.Object, gvk schema.GroupVersionKind) (res Result, done bool) {
 	if !builtinGroup(gvk.Group) {
-		return nil, true
+		return Result{}, false
 	}
 	kube := a.opts.KubeVersion
-	why, ok := servedAt(gvk, kube)
-	if ok {
-		return nil, true
+	e, listed := servedversions.Lookup(gvk.Group, gvk.Version, gvk.Kind)
+	known := legacyscheme.Scheme.Recognizes(gvk)
+	switch {
+	case listed && e.Served.Has(kube) && known:
+		return Result{}, false
+	case listed && e.Served.Has(kube):
+		msg := fmt.Sprintf("%s %s is served by Kubernetes %s, but kiln checks objects with the API server code of Kubernetes %s, which no longer has this version: its fields are not checked", o.APIVersion, o.Kind, kube, manifest.LatestKube)
+		if use := checkedVersion(gvk.GroupKind(), kube); use != "" {
+			msg += fmt.Sprintf(" (%s, also served by %s, would be)", use, kube)
+		}
+		return Result{Judged: true, Problems: []Problem{{Rule: RuleUncheckedVersion, Field: "apiVersion", Message: msg}}}, true
+	case !listed && known:
+		// A kind the server has but serves under no resource of its own
+		// (Eviction, Scale): the rest of the create path judges it.
+		return Result{}, false
 	}
+	why, rule := unserved(gvk, e, listed, kube)
 	msg := fmt.Sprintf("%s %s %s", o.APIVersion, o.Kind, why)
 	if use := servedVersion(gvk.GroupKind(), kube); use != "" {
 		msg += fmt.Sprintf("; use apiVersion: %s", use)
 	} else {
 		msg += fmt.Sprintf("; no version of %s is served at Kubernetes %s", o.Kind, kube)
 	}
-	rule := RuleUnservedKind
-	if len(legacyscheme.Scheme.VersionsForGroupKind(gvk.GroupKind())) == 0 {
-		rule = RuleUnknownKind
-	}
-	return []Problem{{Rule: rule, Field: "apiVersion", Message: msg}}, false
+	return Result{Problems: []Problem{{Rule: rule, Field: "apiVersion", Message: msg}}, Rejected: true, Judged: true}, true
 }
 
-// servedAt reports whether gvk is served by default at kube, else why not.
-func servedAt(gvk schema.GroupVersionKind, kube manifest.KubeVersion) (string, bool) {
-	if !legacyscheme.Scheme.Recognizes(gvk) {
-		if len(legacyscheme.Scheme.VersionsForGroupKind(gvk.GroupKind())) == 0 {
-			return fmt.Sprintf("is not a kind the API server knows (group %q has no kind %s)", gvk.Group, gvk.Kind), false
+// unserved says why gvk, which e describes when listed, is not served by
+// default at kube, and the rule that reports it: schema/unknown-kind when
+// the group has no version of the kind at kube, else
+// schema/unserved-version.
+func unserved(gvk schema.GroupVersionKind, e servedversions.Entry, listed bool, kube manifest.KubeVersion) (string, string) {
+	versions := servedversions.Versions(gvk.Group, gvk.Kind)
+	if !kindExists(gvk.GroupKind(), versions, kube) {
+		if len(versions) == 0 {
+			return fmt.Sprintf("is not a kind the API server knows (group %q has no kind %s)", gvk.Group, gvk.Kind), RuleUnknownKind
 		}
-		return fmt.Sprintf("is not served by Kubernetes %s", manifest.LatestKube), false
+		return fmt.Sprintf("is not a kind the API server knows at Kubernetes %s (group %q %s)", kube, gvk.Group, history(gvk.Kind, versions, kube)), RuleUnknownKind
 	}
-	obj, err := legacyscheme.Scheme.New(gvk)
-	if err != nil {
-		return "", true
+	if !listed {
+		return fmt.Sprintf("is not served by Kubernetes %s (no release from %s to %s has this version)", kube, manifest.OldestKube, manifest.LatestKube), RuleUnservedKind
 	}
-	if r, ok := obj.(removal); ok {
-		maj, min := r.APILifecycleRemoved()
-		if maj > 0 && !kube.Less(manifest.KubeVersion{Major: maj, Minor: min}) {
-			return fmt.Sprintf("is no longer served since Kubernetes %d.%d", maj, min), false
+	exists := e.Exists.Has(kube)
+	switch {
+	case !e.Served.Empty() && kube.Minor < e.Served.From && exists:
+		return fmt.Sprintf("is not served by default before Kubernetes 1.%d (Kubernetes %s serves it only where the cluster enables it with --runtime-config)", e.Served.From, kube), RuleUnservedKind
+	case !e.Served.Empty() && kube.Minor < e.Served.From:
+		return fmt.Sprintf("is not served before Kubernetes 1.%d", e.Served.From), RuleUnservedKind
+	case !e.Served.Empty() || kube.Minor > e.Exists.To:
+		end := e.Exists.To
+		if !e.Served.Empty() {
+			end = e.Served.To
+		}
+		return fmt.Sprintf("is no longer served since Kubernetes 1.%d", end+1), RuleUnservedKind
+	case exists:
+		return fmt.Sprintf("is %s that Kubernetes %s serves only where the cluster enables it (--runtime-config)", stage(gvk.Version), kube), RuleUnservedKind
+	default:
+		return fmt.Sprintf("is not served before Kubernetes 1.%d, and then only where the cluster enables it (--runtime-config)", e.Exists.From), RuleUnservedKind
+	}
+}
+
+// kindExists reports whether the group has the kind at kube, at some
+// version. A kind the table does not list (it has no resource of its own)
+// exists when kiln's scheme knows it.
+func kindExists(gk schema.GroupKind, versions []servedversions.Entry, kube manifest.KubeVersion) bool {
+	if len(versions) == 0 {
+		return len(legacyscheme.Scheme.VersionsForGroupKind(gk)) > 0
+	}
+	for _, e := range versions {
+		if e.Exists.Has(kube) {
+			return true
+		}
+	}
+	return false
+}
+
+// history says when the group had the kind, which it has not at kube.
+func history(kind string, versions []servedversions.Entry, kube manifest.KubeVersion) string {
+	var last, next *servedversions.Entry
+	for i, e := range versions {
+		if e.Exists.To < kube.Minor && (last == nil || e.Exists.To > last.Exists.To) {
+			last = &versions[i]
+		}
+		if e.Exists.From > kube.Minor && (next == nil || e.Exists.From < next.Exists.From) {
+			next = &versions[i]
 		}
 	}
 	switch {
-	case strings.Contains(gvk.Version, "alpha"):
-		return "is an alpha API, which no release serves unless the cluster enables it (--runtime-config)", false
-	case strings.Contains(gvk.Version, "beta"):
-		if l, ok := obj.(lifecycle); ok {
-			maj, min := l.APILifecycleIntroduced()
-			intro := manifest.KubeVersion{Major: maj, Minor: min}
-			if kube.Less(intro) {
-				return fmt.Sprintf("is not served before Kubernetes %s", intro), false
-			}
-			if betaByDefault.Less(intro) {
-				return fmt.Sprintf("is a beta API added in %s; since 1.24 new beta APIs are off unless the cluster enables them (--runtime-config)", intro), false
-			}
-		}
-	default:
-		if since, ok := gaSince[gvk]; ok && kube.Less(since) {
-			return fmt.Sprintf("is not served before Kubernetes %s", since), false
-		}
+	case next != nil:
+		return fmt.Sprintf("has %s from 1.%d, first as %s", kind, next.Exists.From, next.APIVersion())
+	case last != nil:
+		return fmt.Sprintf("had %s up to 1.%d, last as %s", kind, last.Exists.To, last.APIVersion())
 	}
-	return "", true
+	return fmt.Sprintf("has no kind %s at %s", kind, kube)
 }
 
-// servedVersion returns the apiVersion that serves a kind at kube, GA first.
+// stage names an API version's stability for messages.
+func stage(version string) string {
+	switch {
+	case strings.Contains(version, "alpha"):
+		return "an alpha API"
+	case strings.Contains(version, "beta"):
+		return "a beta API"
+	}
+	return "a version"
+}
+
+// servedVersion returns the apiVersion that serves a kind at kube by
+// default, the version the API server prefers first.
 func servedVersion(gk schema.GroupKind, kube manifest.KubeVersion) string {
-	var beta string
-	for _, gv := range legacyscheme.Scheme.PrioritizedVersionsForGroup(gk.Group) {
-		gvk := gv.WithKind(gk.Kind)
-		if !legacyscheme.Scheme.Recognizes(gvk) {
-			continue
-		}
-		if _, ok := servedAt(gvk, kube); !ok {
-			continue
-		}
-		if !strings.Contains(gv.Version, "beta") {
-			return gv.String()
-		}
-		if beta == "" {
-			beta = gv.String()
+	for _, e := range servedversions.Versions(gk.Group, gk.Kind) {
+		if e.Served.Has(kube) {
+			return e.APIVersion()
 		}
 	}
-	return beta
+	return ""
 }
 
-// builtinGroup reports whether the API server itself serves the group (so
-// that a kind it lacks is an error, not a custom resource without its CRD).
-func builtinGroup(group string) bool {
-	if group == "" || group == "extensions" {
-		return true
+// checkedVersion is servedVersion among the versions kiln's scheme has.
+func checkedVersion(gk schema.GroupKind, kube manifest.KubeVersion) string {
+	for _, e := range servedversions.Versions(gk.Group, gk.Kind) {
+		if e.Served.Has(kube) && legacyscheme.Scheme.Recognizes(gk.WithVersion(e.Version)) {
+			return e.APIVersion()
+		}
 	}
-	return legacyscheme.Scheme.IsGroupRegistered(group)
+	return ""
+}
+
+// builtinGroup reports whether the API server itself serves the group at
+// some release (so that a kind it lacks is an error, not a custom resource
+// without its CRD).
+func builtinGroup(group string) bool {
+	return servedversions.HasGroup(group) || legacyscheme.Scheme.IsGroupRegistered(group)
 }

@@ -1,7 +1,9 @@
 // Package apiversions holds the api/… rules: apiVersion/kind pairs that the
 // target Kubernetes version no longer serves (api/removed) or serves with a
 // deprecation warning (api/deprecated). The table is data, apis.yaml,
-// taken from the Kubernetes Deprecated API Migration Guide (see its header).
+// taken from the Kubernetes Deprecated API Migration Guide (see its header)
+// and checked against the served versions generated from each release's
+// sources (internal/servedversions).
 //
 // Both rules are single-object: each looks at one object's apiVersion and
 // kind, plus the table and the target version.
@@ -10,6 +12,7 @@ package apiversions
 import (
 	_ "embed"
 	"fmt"
+	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
@@ -125,17 +128,21 @@ func checkAPIVersion(o *manifest.Object, kube manifest.KubeVersion, report func(
 	if a == nil || kube.Less(a.Deprecated) {
 		return
 	}
+	use, migrate := "use "+a.Replacement, "migrate to "+a.Replacement
+	if what, ok := strings.CutPrefix(a.Replacement, "none: "); ok {
+		use, migrate = "no version replaces it: "+what, "no version replaces it: "+what
+	}
 	if a.Removed != (manifest.KubeVersion{}) && kube.AtLeast(a.Removed) {
-		report(Removed, fmt.Sprintf("%s %s was removed in Kubernetes %s (deprecated in %s) and is not served by %s; use %s",
-			a.APIVersion, a.Kind, a.Removed, a.Deprecated, kube, a.Replacement))
+		report(Removed, fmt.Sprintf("%s %s was removed in Kubernetes %s (deprecated in %s) and is not served by %s; %s",
+			a.APIVersion, a.Kind, a.Removed, a.Deprecated, kube, use))
 		return
 	}
 	removal := "no removal is scheduled"
 	if a.Removed != (manifest.KubeVersion{}) {
 		removal = "it is removed in " + a.Removed.String()
 	}
-	report(Deprecated, fmt.Sprintf("%s %s is deprecated since Kubernetes %s and %s; migrate to %s",
-		a.APIVersion, a.Kind, a.Deprecated, removal, a.Replacement))
+	report(Deprecated, fmt.Sprintf("%s %s is deprecated since Kubernetes %s and %s; %s",
+		a.APIVersion, a.Kind, a.Deprecated, removal, migrate))
 }
 
 var ruleList = []*rules.Rule{

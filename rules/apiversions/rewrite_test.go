@@ -10,7 +10,9 @@ import (
 )
 
 // TestAPIRewritesInTable checks every rewrite against the api/… rules'
-// table: the old version is removed and the table names the same replacement.
+// table (the old version is removed and the table names the same
+// replacement) and the served-versions table (the newest release serves
+// the replacement).
 func TestAPIRewritesInTable(t *testing.T) {
 	table := map[[2]string]API{}
 	for _, a := range Table() {
@@ -28,6 +30,9 @@ func TestAPIRewritesInTable(t *testing.T) {
 		if !strings.HasPrefix(a.Replacement, r.to) {
 			t.Errorf("%s %s: rewrite to %s, the table says %q", r.from, r.kind, r.to, a.Replacement)
 		}
+		if !servedAt(r.to, r.kind, manifest.LatestKube) {
+			t.Errorf("%s %s: %s is not served by %s", r.from, r.kind, r.to, manifest.LatestKube)
+		}
 	}
 }
 
@@ -39,8 +44,10 @@ func TestRewriteFix(t *testing.T) {
 		want             *rules.Fix
 	}{
 		{"rbac.authorization.k8s.io/v1beta1", "Role", latest, &rules.Fix{Action: rules.FixAPIVersion, APIVersion: "rbac.authorization.k8s.io/v1"}},
-		{"batch/v1beta1", "CronJob", manifest.KubeVersion{Major: 1, Minor: 20}, nil}, // batch/v1 not served yet
-		{"extensions/v1beta1", "Deployment", latest, nil},                            // apps/v1 changes the schema
+		{"batch/v1beta1", "CronJob", manifest.KubeVersion{Major: 1, Minor: 20}, nil},                           // batch/v1 not served yet
+		{"extensions/v1beta1", "Deployment", latest, nil},                                                      // apps/v1 changes the schema
+		{"flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema", manifest.KubeVersion{Major: 1, Minor: 28}, nil}, // v1 not served before 1.29
+		{"flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema", manifest.KubeVersion{Major: 1, Minor: 29}, &rules.Fix{Action: rules.FixAPIVersion, APIVersion: "flowcontrol.apiserver.k8s.io/v1"}},
 	}
 	for _, tt := range tests {
 		if got := rewriteFix(tt.apiVersion, tt.kind, tt.kube); !reflect.DeepEqual(got, tt.want) {
