@@ -197,7 +197,12 @@ func (n *serviceNetwork) allocClusterIPs(service *api.Service) ([]invented, fiel
 			if !n.given {
 				continue
 			}
-			if err := r.DryRun().Allocate(netutils.ParseIPSloppy(ip)); err != nil {
+			addr, cidr := netutils.ParseIPSloppy(ip), r.CIDR()
+			err := ipallocator.ErrMismatchedNetwork // the allocator of ServiceCIDRs: no range holds it
+			if cidr.Contains(addr) {
+				err = r.DryRun().Allocate(addr)
+			}
+			if err != nil {
 				return chosen, field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs"), service.Spec.ClusterIPs, fmt.Sprintf("failed to allocate IP %v: %v", ip, err))}
 			}
 			continue
