@@ -41,7 +41,7 @@ var Filled = []FilledValue{
 	{Field: "metadata.resourceVersion", Server: "empty on a dry-run, etcd's revision on a create", Kiln: "empty"},
 	{Field: "spec.ipFamilyPolicy, spec.ipFamilies (Service)", Server: "from the request and the cluster's service network (--service-cluster-ip-range)", Kiln: "the same code's answer on the service network of serviceCIDRs (default: single-stack IPv4)"},
 	{Field: "spec.clusterIP, spec.clusterIPs (Service)", Server: "a free address of the family's range, at random (a dry-run gives the range's network address)", Kiln: "the range's first address (10.96.0.1 by default); a cluster IP written is checked against the range only when serviceCIDRs is set", Invented: true},
-	{Field: "spec.ports[*].nodePort (NodePort and LoadBalancer Service)", Server: "a free port of --service-node-port-range (default 30000-32767), at random (a dry-run gives 32769, 32770, … outside the range)", Kiln: "the range's first ports the Service does not request: 30000, 30001, …", Invented: true},
+	{Field: "spec.ports[*].nodePort (NodePort and LoadBalancer Service)", Server: "a free port of --service-node-port-range (default 30000-32767), at random (a dry-run gives 32769, 32770, … outside the range, and does not check a requested port against the range)", Kiln: "the range's first ports the Service does not request: 30000, 30001, …; a requested port is checked against the default range, as a create does", Invented: true},
 	{Field: "spec.healthCheckNodePort (LoadBalancer Service, externalTrafficPolicy Local)", Server: "a free port of the node port range, at random", Kiln: "the next port after the node ports", Invented: true},
 }
 
