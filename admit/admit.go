@@ -81,8 +81,9 @@ type Options struct {
 	Groups []string
 	// ServiceCIDRs is the cluster's service network, as kube-apiserver's
 	// --service-cluster-ip-range (one CIDR per IP family, the primary
-	// first); empty for DefaultServiceCIDR. Check it with ParseServiceCIDRs:
-	// New falls back to the default for one it refuses.
+	// first); empty for DefaultServiceCIDR. The settings check it as
+	// kube-apiserver checks its flag; New falls back to the default for one
+	// it cannot use.
 	ServiceCIDRs []string
 }
 

@@ -71,11 +71,7 @@ func (a *Admitter) allocate(obj runtime.Object) (field.ErrorList, []invented) {
 func allocationHidden(errs field.ErrorList) field.ErrorList {
 	var out field.ErrorList
 	for _, e := range errs {
-		hidden := false
-		for _, f := range serviceAllocationFields {
-			hidden = hidden || within(e.Field, f)
-		}
-		if !hidden {
+		if !allocationField(e.Field) {
 			out = append(out, e)
 		}
 	}

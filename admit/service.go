@@ -35,13 +35,6 @@ type serviceNetwork struct {
 	given bool
 }
 
-// ParseServiceCIDRs checks a service network as kube-apiserver checks its
-// --service-cluster-ip-range: one or two CIDRs, of different IP families.
-func ParseServiceCIDRs(cidrs []string) error {
-	_, err := newServiceNetwork(cidrs)
-	return err
-}
-
 // newServiceNetwork makes the service network of cidrs (nil: the default).
 func newServiceNetwork(cidrs []string) (*serviceNetwork, error) {
 	n := &serviceNetwork{ranges: map[api.IPFamily]*ipallocator.Range{}, given: len(cidrs) > 0}
@@ -225,6 +218,9 @@ func (n *serviceNetwork) allocClusterIPs(service *api.Service) ([]invented, fiel
 // Local. The server picks free ports at random; kiln takes the range's
 // first ones that the Service does not request.
 func allocNodePorts(service *api.Service) ([]invented, field.ErrorList) {
+	if service.Spec.Type != api.ServiceTypeNodePort && service.Spec.Type != api.ServiceTypeLoadBalancer {
+		return nil, nil // neither node ports nor a health-check port
+	}
 	pa, err := portallocator.NewInMemory(nodePortRange)
 	if err != nil {
 		return nil, nil
@@ -247,32 +243,30 @@ func allocNodePorts(service *api.Service) ([]invented, field.ErrorList) {
 		}
 		return 0
 	}
-	if service.Spec.Type == api.ServiceTypeNodePort || service.Spec.Type == api.ServiceTypeLoadBalancer {
-		// initNodePorts
-		byPort := map[int32]int32{}
-		for i := range service.Spec.Ports {
-			sp := &service.Spec.Ports[i]
-			if sp.NodePort == 0 && !shouldAllocateNodePorts(service) {
-				continue
+	// initNodePorts: a port of the same number shares its node port.
+	byPort := map[int32]int32{}
+	for i := range service.Spec.Ports {
+		sp := &service.Spec.Ports[i]
+		if sp.NodePort == 0 && !shouldAllocateNodePorts(service) {
+			continue
+		}
+		allocated := byPort[sp.Port]
+		switch {
+		case allocated == 0:
+			if np := requestedNodePort(sp.Port, service.Spec.Ports); np != 0 {
+				if err := pa.Allocate(int(np)); err != nil {
+					return chosen, field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), np, err.Error())}
+				}
+				sp.NodePort = np
+			} else {
+				sp.NodePort = int32(allocateNext())
 			}
-			allocated := byPort[sp.Port]
-			switch {
-			case allocated == 0:
-				if np := requestedNodePort(sp.Port, service.Spec.Ports); np != 0 {
-					if err := pa.Allocate(int(np)); err != nil {
-						return chosen, field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), np, err.Error())}
-					}
-					sp.NodePort = np
-				} else {
-					sp.NodePort = int32(allocateNext())
-				}
-				byPort[sp.Port] = sp.NodePort
-			case sp.NodePort == 0:
-				sp.NodePort = allocated
-			case sp.NodePort != allocated:
-				if err := pa.Allocate(int(sp.NodePort)); err != nil {
-					return chosen, field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), sp.NodePort, err.Error())}
-				}
+			byPort[sp.Port] = sp.NodePort
+		case sp.NodePort == 0:
+			sp.NodePort = allocated
+		case sp.NodePort != allocated:
+			if err := pa.Allocate(int(sp.NodePort)); err != nil {
+				return chosen, field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), sp.NodePort, err.Error())}
 			}
 		}
 	}
@@ -325,6 +319,14 @@ func otherFamily(fam api.IPFamily) api.IPFamily {
 	return api.IPv4Protocol
 }
 
-// serviceAllocationFields are the fields allocation sets: where it failed,
-// validation of them says nothing the server would (it stops before).
-var serviceAllocationFields = []string{"spec.clusterIP", "spec.clusterIPs", "spec.ipFamilies", "spec.ipFamilyPolicy", "spec.ports", "spec.healthCheckNodePort"}
+// allocationField reports whether allocation sets the field: where it
+// failed, validation of them says nothing the server would (it stops
+// before).
+func allocationField(f string) bool {
+	for _, a := range []string{"spec.clusterIP", "spec.clusterIPs", "spec.ipFamilies", "spec.ipFamilyPolicy", "spec.healthCheckNodePort"} {
+		if within(f, a) {
+			return true
+		}
+	}
+	return strings.HasPrefix(f, "spec.ports[") && strings.HasSuffix(f, "].nodePort")
+}
