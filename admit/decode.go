@@ -166,10 +166,9 @@ func zeroOf(goType string) any {
 	switch {
 	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"), strings.HasSuffix(t, "IntOrString"):
 		return int64(0)
-	case t == "string", strings.HasSuffix(t, "Quantity"):
-		if strings.HasSuffix(t, "Quantity") {
-			return "0"
-		}
+	case strings.HasSuffix(t, "Quantity"):
+		return "0"
+	case t == "string":
 		return ""
 	case t == "bool":
 		return false
