@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,13 @@ type Problem struct {
 	Message string
 	// Warning is set for what the server accepts with a warning.
 	Warning bool
+	// Next is set for a problem the server reports only once the ones
+	// before it are fixed (its message ends with NextSuffix): the server
+	// answers a create with the first stage that fails (decoding, then
+	// unknown fields, then allocation, then validation), kiln with every
+	// stage, each judged on the object as it would be sent once the stages
+	// before it pass.
+	Next bool
 }
 
 // Result is the server's answer to a create of one object.
@@ -71,6 +79,12 @@ type Options struct {
 	// User and Groups are the requesting user (request.userInfo).
 	User   string
 	Groups []string
+	// ServiceCIDRs is the cluster's service network, as kube-apiserver's
+	// --service-cluster-ip-range (one CIDR per IP family, the primary
+	// first); empty for DefaultServiceCIDR. The settings check it as
+	// kube-apiserver checks its flag; New falls back to the default for one
+	// it cannot use.
+	ServiceCIDRs []string
 }
 
 // Admitter admits the objects of one run. Make it with New; Admit is safe
@@ -82,6 +96,7 @@ type Admitter struct {
 	vapStrategy  rest.RESTCreateStrategy
 	vapbStrategy rest.RESTCreateStrategy
 	strict       *kjson.Serializer
+	services     *serviceNetwork
 	// seen holds the answer for each distinct manifest (by its JSON), so
 	// that copies (the same CRD in several kustomizations or bundles) are
 	// judged once: keys are [sha256.Size]byte, values *onceResult.
@@ -113,6 +128,10 @@ func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options) *Admitter
 		opts:   opts,
 		kinds:  kinds,
 		strict: kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, legacyscheme.Scheme, legacyscheme.Scheme, kjson.SerializerOptions{Strict: true}),
+	}
+	var err error
+	if a.services, err = newServiceNetwork(opts.ServiceCIDRs); err != nil {
+		a.services, _ = newServiceNetwork(nil)
 	}
 	res := resolver(func(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
 		r, ok := a.kinds.Lookup(gvk)
@@ -225,24 +244,14 @@ func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind,
 // admitJSON is admitBuiltin for one manifest and its JSON.
 func (a *Admitter) admitJSON(o *manifest.Object, gvk schema.GroupVersionKind, content map[string]any, data []byte) Result {
 	res := Result{Judged: true}
-	obj, _, err := a.strict.Decode(data, &gvk, nil)
-	if err != nil {
-		if runtime.IsStrictDecodingError(err) {
-			res.Problems = append(res.Problems, strictProblems(err)...)
-			res.Rejected = true
-		} else {
-			res.Problems = append(res.Problems, decodeProblem(err, o, content))
-			res.Rejected = true
-			return res
-		}
-	}
-	if obj == nil {
+	d := a.decode(o, gvk, content, data)
+	res.Problems = d.problems
+	res.Rejected = len(d.problems) > 0
+	if d.obj == nil {
 		res.Rejected = true
 		return res
 	}
-	legacyscheme.Scheme.Default(obj)
-	internalGV := schema.GroupVersion{Group: gvk.Group, Version: runtime.APIVersionInternal}
-	internal, err := legacyscheme.Scheme.ConvertToVersion(obj, internalGV)
+	internal, err := toInternal(d.obj, gvk)
 	if err != nil {
 		res.Problems = append(res.Problems, Problem{Rule: RuleDecode, Message: fmt.Sprintf("the API server cannot convert this %s: %v", gvk.Kind, err)})
 		res.Rejected = true
@@ -251,9 +260,18 @@ func (a *Admitter) admitJSON(o *manifest.Object, gvk schema.GroupVersionKind, co
 	namespaced := a.kinds.ResourceFor(gvk).Namespaced
 	if strategy := a.strategyFor(gvk.GroupKind()); strategy != nil {
 		namespaced = strategy.NamespaceScoped()
-		res.addCreate(a.create(o, gvk, internal, strategy))
+		c := a.create(o, gvk, internal, strategy)
+		if d.typeErrors > 0 {
+			c = c.confirmed(a.createZeroed(o, gvk, content, &d, strategy))
+		}
+		res.addStages(&d, c)
 	} else {
 		a.fillMeta(o, internal, namespaced)
+	}
+	if d.typeErrors > 0 {
+		// The server cannot decode what was written: the rules after
+		// admission judge the manifest as written, not kiln's guess.
+		return res
 	}
 	admitted, err := legacyscheme.Scheme.ConvertToVersion(internal, gvk.GroupVersion())
 	if err != nil {
@@ -268,49 +286,197 @@ func (a *Admitter) admitJSON(o *manifest.Object, gvk schema.GroupVersionKind, co
 	return res
 }
 
-// addCreate records the validation errors (which refuse the object) and
-// the warnings of a create.
-func (res *Result) addCreate(errs field.ErrorList, warnings []string) {
-	for _, e := range errs {
-		res.Problems = append(res.Problems, fieldProblem(e))
+// toInternal defaults a decoded object and converts it to the internal
+// version, as the server does before its strategy runs.
+func toInternal(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object, error) {
+	legacyscheme.Scheme.Default(obj)
+	return legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Group: gvk.Group, Version: runtime.APIVersionInternal})
+}
+
+// createZeroed runs the create path on the manifest with each value the
+// decoder refused replaced by the zero value of its type, rather than left
+// out: what validation finds on both is what it finds whatever the value
+// the user meant (a volume left out is also missing for the mounts that name
+// it; a zero one is not). ok is false when that object cannot be made.
+func (a *Admitter) createZeroed(o *manifest.Object, gvk schema.GroupVersionKind, content map[string]any, d *decoded, strategy rest.RESTCreateStrategy) (c created, ok bool) {
+	work := runtime.DeepCopyJSON(content)
+	for _, z := range d.zeroed {
+		if !setAt(work, z.at, z.value) {
+			return c, false
+		}
 	}
-	if len(errs) > 0 {
+	data, err := json.Marshal(work)
+	if err != nil {
+		return c, false
+	}
+	obj, _, err := a.strict.Decode(data, &gvk, nil)
+	if obj == nil || (err != nil && !runtime.IsStrictDecodingError(err)) {
+		return c, false
+	}
+	internal, err := toInternal(obj, gvk)
+	if err != nil {
+		return c, false
+	}
+	return a.create(o, gvk, internal, strategy), true
+}
+
+// addStages records what the create path after decoding says: the
+// allocation's errors (the server stops at them), then validation's errors
+// and the warnings. A stage after one that refused the object is marked
+// Next, and says nothing where the decoder left a value out or a field is
+// misspelled (d.hidden), nor repeats an earlier problem.
+func (res *Result) addStages(d *decoded, c created) {
+	earlier := map[string]bool{}
+	for _, p := range res.Problems {
+		earlier[p.Field+"\x00"+strings.TrimSuffix(p.Message, NextSuffix)] = true
+	}
+	add := func(p Problem) {
+		p.Message = scrub(p.Message, c.invented)
+		if d.hidden(p.Field) || earlier[p.Field+"\x00"+p.Message] {
+			return
+		}
+		earlier[p.Field+"\x00"+p.Message] = true
+		if res.Rejected {
+			p.markNext()
+		}
+		res.Problems = append(res.Problems, p)
+	}
+	for _, e := range c.allocErrs {
+		add(fieldProblem(e))
+	}
+	if len(c.allocErrs) > 0 {
 		res.Rejected = true
 	}
-	for _, w := range warnings {
-		res.Problems = append(res.Problems, Problem{Rule: RuleWarning, Message: w, Warning: true})
+	for _, e := range c.errs {
+		p := fieldProblem(e)
+		p.Message += c.notes[e]
+		add(p)
 	}
+	if len(c.errs) > 0 {
+		res.Rejected = true
+	}
+	for _, w := range c.warnings {
+		add(Problem{Rule: RuleWarning, Message: w, Warning: true})
+	}
+}
+
+// confirmed keeps of c's errors and warnings those that other, found on
+// the same object with different stand-ins for the values the decoder
+// refused, finds too: the others come from the stand-ins, not from what the
+// user wrote. Without other (ok false), it keeps none.
+func (c created) confirmed(other created, ok bool) created {
+	if !ok {
+		return created{invented: c.invented}
+	}
+	keep := func(errs, in field.ErrorList) field.ErrorList {
+		seen := map[string]bool{}
+		for _, e := range in {
+			seen[e.Error()] = true
+		}
+		var out field.ErrorList
+		for _, e := range errs {
+			if seen[e.Error()] {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	c.allocErrs = keep(c.allocErrs, other.allocErrs)
+	c.errs = keep(c.errs, other.errs)
+	var warnings []string
+	for _, w := range c.warnings {
+		if slices.Contains(other.warnings, w) {
+			warnings = append(warnings, w)
+		}
+	}
+	c.warnings = warnings
+	return c
+}
+
+// created is what the create path after decoding found.
+type created struct {
+	// allocErrs are the errors of what the server allocates before
+	// validation (a Service's IP families, cluster IPs and node ports): the
+	// server stops at them.
+	allocErrs field.ErrorList
+	// errs are validation's; warnings the strategy's WarningsOnCreate.
+	errs     field.ErrorList
+	warnings []string
+	// invented are the values kiln filled in where the server would
+	// choose its own: messages name them instead of quoting them.
+	invented []invented
+	// notes are appended to the messages of some errors.
+	notes map[*field.Error]string
 }
 
 // create runs what a create request runs on the internal object: system
-// fields, the generated name, the namespace of the request, then the
-// strategy's PrepareForCreate, validation (ValidateCreate: the strategy's,
-// the object meta's and the declarative one) and Canonicalize.
-func (a *Admitter) create(o *manifest.Object, gvk schema.GroupVersionKind, obj runtime.Object, strategy rest.RESTCreateStrategy) (field.ErrorList, []string) {
-	a.fillMeta(o, obj, strategy.NamespaceScoped())
+// fields, the generated name, the namespace of the request, what the
+// kind's storage allocates (BeginCreate), then the strategy's
+// PrepareForCreate, validation (ValidateCreate: the strategy's, the object
+// meta's and the declarative one) and Canonicalize. Where allocation fails
+// the server stops; kiln validates the rest all the same (addStages marks
+// what it finds as next).
+func (a *Admitter) create(o *manifest.Object, gvk schema.GroupVersionKind, obj runtime.Object, strategy rest.RESTCreateStrategy) created {
+	var c created
+	c.invented = a.fillMeta(o, obj, strategy.NamespaceScoped())
 	ctx := a.context(o, gvk, strategy.NamespaceScoped())
-	allocate(obj)
+	allocErrs, chosen := a.allocate(obj)
+	c.allocErrs, c.invented = allocErrs, append(c.invented, chosen...)
 	strategy.PrepareForCreate(ctx, obj)
-	errs := rest.ValidateCreate(ctx, obj, strategy)
-	warnings := strategy.WarningsOnCreate(ctx, obj)
-	if len(errs) == 0 {
+	c.errs = generatedNameHidden(rest.ValidateCreate(ctx, obj, strategy), c.invented)
+	if len(c.allocErrs) > 0 {
+		c.errs = allocationHidden(c.errs)
+	}
+	c.warnings = strategy.WarningsOnCreate(ctx, obj)
+	if len(c.allocErrs) == 0 && len(c.errs) == 0 {
 		strategy.Canonicalize(obj)
 	}
-	return errs, warnings
+	return c
 }
 
-// fillMeta sets what the server sets before PrepareForCreate: uid and
-// creationTimestamp (deterministic here), a generated name, and the
-// request's namespace for a namespaced object without one.
-func (a *Admitter) fillMeta(o *manifest.Object, obj runtime.Object, namespaced bool) {
+// generatedNameHidden drops validation's error on a generated name when
+// generateName has one: the name is generateName and random characters, so
+// the user has one thing to fix, which the generateName error names.
+func generatedNameHidden(errs field.ErrorList, values []invented) field.ErrorList {
+	generated, generateNameErr := false, false
+	for _, v := range values {
+		generated = generated || v.generatedName
+	}
+	for _, e := range errs {
+		generateNameErr = generateNameErr || e.Field == "metadata.generateName"
+	}
+	if !generated || !generateNameErr {
+		return errs
+	}
+	var out field.ErrorList
+	for _, e := range errs {
+		if e.Field != "metadata.name" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// fillMeta sets what the server sets before PrepareForCreate (see Filled):
+// uid and creationTimestamp (deterministic here), a generated name, and the
+// request's namespace for a namespaced object without one. It returns the
+// values it invented.
+func (a *Admitter) fillMeta(o *manifest.Object, obj runtime.Object, namespaced bool) []invented {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return
+		return nil
 	}
 	m.SetCreationTimestamp(CreationTimestamp)
-	m.SetUID(types.UID(stableUID(o)))
+	uid := stableUID(o)
+	m.SetUID(types.UID(uid))
+	out := []invented{
+		{value: uid, says: "(the uid the server generates)"},
+		{value: CreationTimestamp.UTC().Format(time.RFC3339), says: "(the time of the request)"},
+	}
 	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(m.GetGenerateName() + stableSuffix(o))
+		name := generatedName(m.GetGenerateName(), o)
+		m.SetName(name)
+		out = append(out, invented{value: name, says: fmt.Sprintf("(the name the server generates from generateName %q)", m.GetGenerateName()), generatedName: true})
 	}
 	if namespaced && m.GetNamespace() == "" {
 		m.SetNamespace(requestNamespace(o))
@@ -318,6 +484,7 @@ func (a *Admitter) fillMeta(o *manifest.Object, obj runtime.Object, namespaced b
 	if !namespaced {
 		m.SetNamespace("")
 	}
+	return out
 }
 
 // requestNamespace is the namespace kubectl sends an object to: its own, or
@@ -350,6 +517,17 @@ func (a *Admitter) context(o *manifest.Object, gvk schema.GroupVersionKind, name
 func stableUID(o *manifest.Object) string {
 	h := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%s", o.File, o.Doc, o.Item, o.Ref())))
 	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+}
+
+// generatedName is the server's name generator (names.SimpleNameGenerator):
+// generateName cut to 58 characters and 5 characters appended (random
+// there; derived from the source here).
+func generatedName(base string, o *manifest.Object) string {
+	const maxGeneratedNameLength = 63 - 5
+	if len(base) > maxGeneratedNameLength {
+		base = base[:maxGeneratedNameLength]
+	}
+	return base + stableSuffix(o)
 }
 
 // stableSuffix is the 5-character suffix the server's name generator

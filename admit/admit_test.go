@@ -65,7 +65,7 @@ func TestRejects(t *testing.T) {
 		{"invalid quantity", latest, strings.Replace(deploy, "image: nginx:1.27", "image: nginx:1.27\n        resources: {limits: {memory: 1GB}}", 1), `schema/type spec.template.spec.containers[0].resources.limits.memory: "1GB" is not a quantity`, 12},
 		{"requests above limits", latest, strings.Replace(deploy, "image: nginx:1.27", "image: nginx:1.27\n        resources: {limits: {cpu: 100m}, requests: {cpu: 200m}}", 1), `schema/invalid spec.template.spec.containers[0].resources.requests: Invalid value: "200m": must be less than or equal to cpu limit of 100m`, 12},
 		{"placeholder name", latest, strings.Replace(deploy, "metadata: {name: web, namespace: shop}", "metadata:\n  name: ${APP}\n  namespace: shop", 1), `schema/invalid metadata.name: Invalid value: "${APP}"`, 4},
-		{"wrong type under an embedded struct", latest, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  volumes:\n  - {name: v, fc: {lun: \"x\"}}\n", "schema/type spec.volumes.fc.lun must be an integer, not a string", 6},
+		{"wrong type under an embedded struct", latest, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: i}]\n  volumes:\n  - {name: v, fc: {lun: \"x\"}}\n", "schema/type spec.volumes[0].fc.lun must be an integer, not a string", 7},
 		{"label value y", latest, strings.Replace(deploy, "metadata: {name: web, namespace: shop}", "metadata: {name: web, namespace: shop, labels: {debug: y}}", 1), `schema/type metadata.labels.debug must be a string, not a boolean`, 3},
 	}
 	for _, tt := range tests {
@@ -179,5 +179,48 @@ func TestCopiesJudgedOnce(t *testing.T) {
 	}
 	if u1, u2 := uid(objs[0]), uid(objs[1]); u1 == u2 || u1 == nil {
 		t.Errorf("uids %v and %v: want each copy's own", u1, u2)
+	}
+}
+
+// TestNothingInventedInMessages: the values kiln fills in where the server
+// would choose its own (uid, a generated name, cluster IPs, node ports)
+// never reach a message, whatever the message quotes.
+func TestNothingInventedInMessages(t *testing.T) {
+	tests := []string{
+		// A Job's generated selector and labels hold the uid.
+		"apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: z}}\n    spec: {restartPolicy: Never, containers: [{name: c, image: i}]}\n",
+		// A generateName the server refuses: its generated name's own
+		// error, which would quote it, is not repeated.
+		"apiVersion: v1\nkind: Namespace\nmetadata: {generateName: a-b.}\n",
+		// A Service with a cluster IP and a node port filled in, and
+		// validation errors beside them.
+		"apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  type: NodePort\n  externalIPs: [10.96.0.1]\n  selector: {app: web}\n  ports: [{port: 80}, {port: 81, nodePort: 30000, protocol: TCP}]\n",
+	}
+	for _, in := range tests {
+		o, r := admitOne(t, manifest.LatestKube, in)
+		c, _ := o.Content()
+		var values []string
+		if md, ok := c["metadata"].(map[string]any); ok {
+			for _, k := range []string{"uid", "name"} {
+				if v, _ := md[k].(string); v != "" && (k == "uid" || strings.Contains(in, "generateName")) {
+					values = append(values, v)
+				}
+			}
+		}
+		if spec, ok := c["spec"].(map[string]any); ok {
+			if ip, _ := spec["clusterIP"].(string); ip != "" {
+				values = append(values, ip)
+			}
+		}
+		if len(r.Problems) == 0 {
+			t.Errorf("%s: no problem: the case tests nothing", in)
+		}
+		for _, p := range r.Problems {
+			for _, v := range values {
+				if strings.Contains(p.Message, v) {
+					t.Errorf("%s\nmessage %q holds %q, which kiln made up", in, p.Message, v)
+				}
+			}
+		}
 	}
 }

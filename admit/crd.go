@@ -21,6 +21,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresourcedefinition"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
 	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 	"k8s.io/kube-aggregator/pkg/registry/apiservice"
@@ -246,6 +247,7 @@ func (s *crdSet) admit(o *manifest.Object, gvk schema.GroupVersionKind, content 
 			Message: fmt.Sprintf("the CustomResourceDefinition %s does not serve version %s; served: %s", v.crd.Name, gvk.Version, servedCRDVersions(v.crd))}}}
 	}
 	res := Result{Judged: true}
+	var d decoded
 	// The content is the object's own decoded copy, replaced below: prune and
 	// default it in place rather than copy it.
 	u := &unstructured.Unstructured{Object: content}
@@ -271,11 +273,44 @@ func (s *crdSet) admit(o *manifest.Object, gvk schema.GroupVersionKind, content 
 				Message: fmt.Sprintf("unknown field %q: the CustomResourceDefinition %s has no such field, and the API server refuses it (kubectl apply validates fields strictly by default)", p, v.crd.Name)})
 			res.Rejected = true
 		}
+		d.unknown = unknown
 		structuraldefaulting.Default(u.Object, v.structural)
 	}
-	res.addCreate(s.a.create(o, gvk, u, v.strategy))
+	res.addStages(&d, foldCELNotChecked(s.a.create(o, gvk, u, v.strategy)))
 	o.SetContent(u.Object)
 	return res
+}
+
+// celNotChecked is what a custom resource's validation says when a schema
+// error kept it from running the CRD's CEL rules (customresource's
+// hasBlockingErr).
+const celNotChecked = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+
+// foldCELNotChecked turns the server's "some validation rules were not
+// checked" error, which is no problem of its own, into a note on the first
+// error that kept the CEL rules from running.
+func foldCELNotChecked(c created) created {
+	var errs field.ErrorList
+	folded := false
+	for _, e := range c.errs {
+		if e.Detail == celNotChecked {
+			folded = true
+			continue
+		}
+		errs = append(errs, e)
+	}
+	if !folded {
+		return c
+	}
+	c.errs = errs
+	for _, e := range errs {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			c.notes = map[*field.Error]string{e: "; the CustomResourceDefinition's CEL rules (x-kubernetes-validations) are checked only once this is fixed"}
+			return c
+		}
+	}
+	return c
 }
 
 func servedCRDVersions(c *apiextensions.CustomResourceDefinition) string {

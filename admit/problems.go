@@ -3,6 +3,7 @@ package admit
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,6 +26,9 @@ const (
 	RuleWarning      = "schema/server-warning"
 	RuleInternal     = "schema/internal"
 )
+
+// decodeTail ends the message of a value the decoder refuses.
+const decodeTail = "; the API server cannot decode the object"
 
 var quotedField = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
 
@@ -63,26 +67,60 @@ var (
 )
 
 // decodeProblem explains an error that stops decoding (a value of the wrong
-// type, an invalid quantity), at the field when it can be found.
-func decodeProblem(err error, o *manifest.Object, content map[string]any) Problem {
+// type, an invalid quantity), at the field when it can be found; at is the
+// path of the value at fault (nil when it cannot be found) and goType the Go
+// type the decoder wanted there.
+func decodeProblem(err error, kind string, content map[string]any, base []any) (p Problem, at []any, goType string) {
 	msg := err.Error()
 	if m := typeErr.FindStringSubmatch(msg); m != nil {
 		path, want, got := jsonPath(m[3]), goTypeName(m[4]), article(m[1])
-		if key, ok := mapValueOfType(content, path, m[1]); ok {
-			return Problem{Rule: RuleType, Field: joinPath(path, key), Message: fmt.Sprintf("%s must be %s, not %s (every value of %s must be %s); quote it; the API server cannot decode the object", joinPath(path, key), want, got, path, want)}
+		hint := ""
+		if want == "a string" && (got == "a number" || got == "a boolean") {
+			hint = "; quote it"
 		}
-		return Problem{Rule: RuleType, Field: path, Message: fmt.Sprintf("%s must be %s, not %s; the API server cannot decode the object", path, want, got)}
+		at, entry, ok := findTyped(content, strings.Split(path, "."), m[1], base)
+		if !ok {
+			path = joinPath(formatPath(base), path)
+			return Problem{Rule: RuleType, Field: path, Message: fmt.Sprintf("%s must be %s, not %s%s"+decodeTail, path, want, got, hint)}, nil, ""
+		}
+		field := formatPath(at)
+		if entry {
+			container := formatPath(at[:len(at)-1])
+			return Problem{Rule: RuleType, Field: field, Message: fmt.Sprintf("%s must be %s, not %s (every entry of %s must be %s)%s"+decodeTail, field, want, got, container, want, hint)}, at, m[4]
+		}
+		return Problem{Rule: RuleType, Field: field, Message: fmt.Sprintf("%s must be %s, not %s%s"+decodeTail, field, want, got, hint)}, at, m[4]
 	}
 	if quantityErr.MatchString(msg) {
-		if path, v, ok := findBadQuantity(content, ""); ok {
-			return Problem{Rule: RuleType, Field: path, Message: fmt.Sprintf("%s: %q is not a quantity (examples: 500m, 2, 1Gi, 10Mi); the API server cannot decode the object", path, v)}
+		if at, v, ok := findBadQuantity(content, base); ok {
+			path := formatPath(at)
+			return Problem{Rule: RuleType, Field: path, Message: fmt.Sprintf("%s: %q is not a quantity (examples: 500m, 2, 1Gi, 10Mi)"+decodeTail, path, v)}, at, "resource.Quantity"
 		}
-		return Problem{Rule: RuleType, Message: "a quantity (resources, sizes) is invalid; write it as 500m, 2, 1Gi or 10Mi"}
+		return Problem{Rule: RuleType, Message: "a quantity (resources, sizes) is invalid; write it as 500m, 2, 1Gi or 10Mi"}, nil, ""
 	}
 	if m := valueErr.FindStringSubmatch(msg); m != nil {
-		return Problem{Rule: RuleType, Message: fmt.Sprintf("a value must be %s, not %s; the API server cannot decode the object", goTypeName(m[2]), article(m[1]))}
+		return Problem{Rule: RuleType, Message: fmt.Sprintf("a value must be %s, not %s"+decodeTail, goTypeName(m[2]), article(m[1]))}, nil, ""
 	}
-	return Problem{Rule: RuleDecode, Message: fmt.Sprintf("the API server cannot decode this %s: %s", o.Kind, msg)}
+	return Problem{Rule: RuleDecode, Message: fmt.Sprintf("the API server cannot decode this %s: %s", kind, msg)}, nil, ""
+}
+
+// ExplainDecodeError says in plain words what the API server's decoder
+// refused in content, a mapping found at path in an object (a pod template's
+// spec, say), and returns the field at fault (path itself when it cannot be
+// found) and the message.
+func ExplainDecodeError(err error, content map[string]any, path string) (field, message string) {
+	var base []any
+	for _, seg := range manifest.SplitPath(path) {
+		if i, err := strconv.Atoi(seg); err == nil && i >= 0 {
+			base = append(base, i)
+		} else {
+			base = append(base, seg)
+		}
+	}
+	p, _, _ := decodeProblem(err, "object", content, base)
+	if p.Field == "" {
+		p.Field = path
+	}
+	return p.Field, strings.TrimSuffix(p.Message, decodeTail)
 }
 
 func article(jsonType string) string {
@@ -129,13 +167,15 @@ var quantityKeys = map[string]bool{"limits": true, "requests": true, "capacity":
 
 // findBadQuantity finds, depth first in key order, a value the quantity
 // parser refuses under a mapping of quantities or a sizeLimit/storage key.
-func findBadQuantity(v any, path string) (string, string, bool) {
+func findBadQuantity(v any, at []any) ([]any, string, bool) {
 	switch x := v.(type) {
 	case map[string]any:
-		keys := sortedKeys(x)
-		last := path[strings.LastIndexByte(path, '.')+1:]
-		for _, k := range keys {
-			p := joinPath(path, k)
+		last := ""
+		if len(at) > 0 {
+			last, _ = at[len(at)-1].(string)
+		}
+		for _, k := range sortedKeys(x) {
+			p := appendPath(at, k)
 			if s, ok := x[k].(string); ok && (quantityKeys[last] || k == "sizeLimit" || k == "storage") {
 				if _, err := resource.ParseQuantity(s); err != nil {
 					return p, s, true
@@ -147,12 +187,12 @@ func findBadQuantity(v any, path string) (string, string, bool) {
 		}
 	case []any:
 		for i, e := range x {
-			if p, s, ok := findBadQuantity(e, fmt.Sprintf("%s[%d]", path, i)); ok {
+			if p, s, ok := findBadQuantity(e, appendPath(at, i)); ok {
 				return p, s, true
 			}
 		}
 	}
-	return "", "", false
+	return nil, "", false
 }
 
 func joinPath(path, key string) string {
@@ -191,36 +231,6 @@ func jsonPath(p string) string {
 		out = append(out, s)
 	}
 	return strings.Join(out, ".")
-}
-
-// mapValueOfType finds, when path names a mapping in content, the first key
-// (in order) whose value has the JSON type the decoder refused.
-func mapValueOfType(content map[string]any, path, jsonType string) (string, bool) {
-	var v any = content
-	for _, seg := range manifest.SplitPath(path) {
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[seg]
-		case []any:
-			var i int
-			if _, err := fmt.Sscanf(seg, "%d", &i); err != nil || i < 0 || i >= len(x) {
-				return "", false
-			}
-			v = x[i]
-		default:
-			return "", false
-		}
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return "", false
-	}
-	for _, k := range sortedKeys(m) {
-		if jsonTypeOf(m[k]) == jsonType {
-			return k, true
-		}
-	}
-	return "", false
 }
 
 func jsonTypeOf(v any) string {

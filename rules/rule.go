@@ -238,6 +238,9 @@ type Options struct {
 	Authorizer string
 	// StorageClasses is a file of StorageClass objects describing the target cluster.
 	StorageClasses string
+	// ServiceCIDRs is the target cluster's service network (kube-apiserver's
+	// --service-cluster-ip-range); empty for single-stack IPv4.
+	ServiceCIDRs []string
 }
 
 // DefaultOptions returns the options kiln uses when no flag or config says otherwise.

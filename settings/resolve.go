@@ -127,6 +127,7 @@ func (s *Settings) Options() *rules.Options {
 		o.Authorizer = s.Authorizer
 	}
 	o.StorageClasses = s.StorageClasses
+	o.ServiceCIDRs = append([]string(nil), s.ServiceCIDRs...)
 	return o
 }
 

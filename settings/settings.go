@@ -8,6 +8,7 @@ package settings
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -37,6 +38,8 @@ type Settings struct {
 	Exclude   []string
 	Rules     map[string]string
 	Helm      rules.HelmConfig
+	// ServiceCIDRs is the cluster's service network (serviceCIDRs).
+	ServiceCIDRs []string
 
 	ruleAt map[string]manifest.Position
 	// filePolicies is how many of Policies the config file gave.
@@ -140,6 +143,10 @@ var table = []entry{
 			return nil
 		}},
 	{key: "helm.charts", inFile: true, kind: mapping, apply: applyCharts},
+
+	// The target cluster's service network, which a Service's IP families
+	// and cluster IPs are allocated from.
+	{key: "serviceCIDRs", param: "service-cidrs", spec: "serviceCIDRs", flag: "service-cidr", env: "SERVICE_CIDRS", inFile: true, kind: list, apply: applyServiceCIDRs},
 }
 
 // helm returns where a Helm setting goes: the config file's defaults, or
@@ -312,6 +319,27 @@ func applyExclude(s *Settings, a Assignment, v value) error {
 		}
 	}
 	s.Exclude = append(s.Exclude, v.strs...)
+	return nil
+}
+
+// applyServiceCIDRs checks a service network as kube-apiserver checks its
+// --service-cluster-ip-range: one or two CIDRs, of different IP families.
+func applyServiceCIDRs(s *Settings, a Assignment, v value) error {
+	if len(v.strs) > 2 {
+		return a.errorf("serviceCIDRs has one or two CIDRs (one per IP family, as --service-cluster-ip-range), not %d", len(v.strs))
+	}
+	var families []bool
+	for i, c := range v.strs {
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			return a.at(a.Value.Content[i]).errorf("serviceCIDRs: %q is not a CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/112)", c)
+		}
+		families = append(families, p.Addr().Is4())
+	}
+	if len(families) == 2 && families[0] == families[1] {
+		return a.errorf("serviceCIDRs: the two CIDRs of a dual-stack service network must be one IPv4 and one IPv6")
+	}
+	s.ServiceCIDRs = v.strs
 	return nil
 }
 

@@ -59,6 +59,11 @@ func TestOneDecoderEverySource(t *testing.T) {
 		{"file unknown", fromFile("kubernetes: \"1.30\"\n"), `repo/.kiln.yaml:1:1: unknown config key "kubernetes"`},
 		{"file rule value", fromFile("rules:\n  psa/privileged: loud\n"), `repo/.kiln.yaml:2:19: rules.psa/privileged: "loud" is not a setting`},
 		{"spec rule value", fromSpec("rules: {psa/privileged: loud}\n"), `functionConfig line 1: spec.rules: rules.psa/privileged: "loud" is not a setting`},
+		{"flag service CIDR", fromFlags("--service-cidr", "10.96.0.0"), `--service-cidr: serviceCIDRs: "10.96.0.0" is not a CIDR`},
+		{"flag service CIDRs of one family", fromFlags("--service-cidr", "10.96.0.0/12,10.100.0.0/16"), "--service-cidr: serviceCIDRs: the two CIDRs of a dual-stack service network must be one IPv4 and one IPv6"},
+		{"file service CIDRs", fromFile("serviceCIDRs: [10.96.0.0/12, fd00::/108, fd01::/108]\n"), "repo/.kiln.yaml:1:15: serviceCIDRs has one or two CIDRs"},
+		{"file service CIDR", fromFile("serviceCIDRs: [10.96.0.0/12, fd00::]\n"), `repo/.kiln.yaml:1:30: serviceCIDRs: "fd00::" is not a CIDR`},
+		{"Argo CD service CIDRs", fromEnv(fakeEnv{"ARGOCD_ENV_KILN_SERVICE_CIDRS": "fd00::/108 fd01::/108"}), "ARGOCD_ENV_KILN_SERVICE_CIDRS: serviceCIDRs: the two CIDRs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.source, func(t *testing.T) {
@@ -76,7 +81,8 @@ func TestPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, FileName)
 	write(t, cfg, "kubeVersion: \"1.30\"\npsa: {level: baseline}\npolicies: [file.yaml]\nrules: {psa/privileged: warning}\n"+
-		"helm:\n  values: [v.yaml]\n  charts:\n    app: {values: [app.yaml], releaseName: shop}\n")
+		"helm:\n  values: [v.yaml]\n  charts:\n    app: {values: [app.yaml], releaseName: shop}\n"+
+		"serviceCIDRs: [10.96.0.0/16, fd00:10:96::/112]\n")
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	f := RegisterFlags(fs, Lint, FailOn, Helm)
 	if err := fs.Parse([]string{"--config", cfg, "--kube-version", "1.31", "--policy", "flag.yaml", "--values", "flag-values.yaml", "--release-name", "cli"}); err != nil {
@@ -92,6 +98,9 @@ func TestPrecedence(t *testing.T) {
 	}
 	if s.File != cfg || s.KubeVersion != "1.31" || s.PSALevel != "baseline" || strings.Join(s.Policies, ",") != "file.yaml,flag.yaml" {
 		t.Errorf("settings = %+v", s)
+	}
+	if got := s.Options().ServiceCIDRs; strings.Join(got, ",") != "10.96.0.0/16,fd00:10:96::/112" {
+		t.Errorf("service CIDRs = %v, want the file's", got)
 	}
 	if !s.RuleConfig().Enabled("psa/privileged") || s.Options().KubeVersion.String() != "1.31" {
 		t.Errorf("rules or options wrong: %+v", s.Options())

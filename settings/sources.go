@@ -22,6 +22,7 @@ var flagHelp = map[string]string{
 	"as-group":        "group CEL policies see in request.userInfo (repeatable or comma-separated; default system:authenticated)",
 	"authorizer":      "what the CEL authorizer answers: allow or deny (default deny)",
 	"storage-classes": "file of StorageClass objects describing the target cluster",
+	"service-cidr":    "the target cluster's service network, as kube-apiserver's --service-cluster-ip-range: one CIDR, or an IPv4 and an IPv6 one for dual-stack (repeatable or comma-separated; default: single-stack IPv4)",
 	"fail-on":         "lowest severity that makes kiln exit 1: " + FailOnValues + " (default error)",
 	"values":          "Helm values file for the charts linted (repeatable; over each chart's values.yaml)",
 	"set":             "Helm value for the charts linted, as helm --set a.b=c (repeatable)",
@@ -32,7 +33,7 @@ var flagHelp = map[string]string{
 // Lint are the flags of every command that lints; Helm and FailOn those
 // only kiln lint takes.
 var (
-	Lint   = []string{"config", "kube-version", "psa-level", "psa-version", "policy", "as", "as-group", "authorizer", "storage-classes"}
+	Lint   = []string{"config", "kube-version", "psa-level", "psa-version", "policy", "as", "as-group", "authorizer", "storage-classes", "service-cidr"}
 	Helm   = []string{"values", "set", "release-name", "namespace"}
 	FailOn = []string{"fail-on"}
 )
@@ -53,7 +54,7 @@ func RegisterFlags(fs *pflag.FlagSet, names ...[]string) *Flags {
 			e := byFlag(name)
 			f.names = append(f.names, name)
 			switch {
-			case e.kind == list && name == "as-group":
+			case e.kind == list && (name == "as-group" || name == "service-cidr"):
 				f.arrays[name] = fs.StringSlice(name, nil, flagHelp[name])
 			case e.kind == list:
 				f.arrays[name] = fs.StringArray(name, nil, flagHelp[name])

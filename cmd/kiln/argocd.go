@@ -53,6 +53,7 @@ Settings, later ones win:
   POLICIES           policies         policy files or directories (comma-separated, or an array parameter)
   CONFIG             config           config file instead of .kiln.yaml
   STORAGE_CLASSES    storage-classes  file of StorageClass objects of the target cluster
+  SERVICE_CIDRS      service-cidrs    the target cluster's service network: one CIDR, or an IPv4 and an IPv6 one
   NAMESPACE          namespace        namespace for objects without one (overrides ARGOCD_APP_NAMESPACE)
 
 kiln never writes files (HOME need not be writable).`,

@@ -3,10 +3,10 @@ package psa
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kilnhq/kiln/admit"
-	"strings"
 
+	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,12 +32,36 @@ func decodeTemplate(content map[string]any, t manifest.PodTemplate) (*metav1.Obj
 
 // decodeError is a value in a pod template that the API server cannot decode.
 type decodeError struct {
-	// Path is the field path of the template part (metadata or spec) in the object.
-	Path string
-	Msg  string
+	// Path is the field path of the template part (metadata or spec) in
+	// the object; Field that of the value at fault, when it was found.
+	Path, Field string
+	// Msg says what is wrong, in plain words, naming the field.
+	Msg string
 }
 
-func (e *decodeError) Error() string { return e.Path + ": " + e.Msg }
+func (e *decodeError) Error() string { return e.Msg }
+
+// decodeDiagnostic reports a pod template that the API server cannot
+// decode. When admission found that the server refuses the object, the
+// schema checker reported why (schema/type, schema/decode) at the field, and
+// Pod Security, an admission plugin, never runs on it: one plain note says
+// so at the template instead of repeating the problem.
+func decodeDiagnostic(o *manifest.Object, t manifest.PodTemplate, prefix string, err error) rules.Diagnostic {
+	d := rules.Diagnostic{Rule: DecodeRule, Object: o, Field: t.SpecPath(), Message: prefix + "the API server would reject this pod template: " + err.Error()}
+	de, ok := err.(*decodeError)
+	if ok {
+		d.Field = de.Field
+	}
+	if o.Refused {
+		d.Severity = rules.Info
+		d.Field = t.SpecPath()
+		d.Message = prefix + "Pod Security does not judge this pod template: the API server would reject this pod template before admission"
+		if ok && de.Field != "" {
+			d.Message += " (fix " + de.Field + " first)"
+		}
+	}
+	return d
+}
 
 // convert decodes the mapping at path into a T (a zero T when it is absent).
 //
@@ -54,7 +78,7 @@ func convert[T any](content map[string]any, path string) (*T, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, &decodeError{path, "expected a mapping, found " + describe(v)}
+		return nil, &decodeError{Path: path, Field: path, Msg: path + " must be a mapping, not " + describe(v)}
 	}
 	err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, out)
 	if err == nil {
@@ -62,11 +86,12 @@ func convert[T any](content map[string]any, path string) (*T, error) {
 	}
 	data, jerr := json.Marshal(m)
 	if jerr != nil {
-		return nil, &decodeError{path, err.Error()}
+		return nil, &decodeError{Path: path, Field: path, Msg: path + ": " + err.Error()}
 	}
 	out = new(T)
 	if jerr = kjson.UnmarshalCaseSensitivePreserveInts(data, out); jerr != nil {
-		return nil, &decodeError{path, strings.TrimPrefix(jerr.Error(), "json: ")}
+		field, msg := admit.ExplainDecodeError(jerr, m, path)
+		return nil, &decodeError{Path: path, Field: field, Msg: msg}
 	}
 	return out, nil
 }

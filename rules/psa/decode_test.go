@@ -87,9 +87,9 @@ func TestDefaultsChangeVerdicts(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
-		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: [1]\n", "spec: expected a mapping, found a list"},
-		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: [1]}}\nspec: {}\n", "metadata: cannot unmarshal array into Go struct field ObjectMeta.labels of type string"},
-		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, securityContext: {runAsUser: \"0\"}}]}\n", "spec: cannot unmarshal string into Go struct field SecurityContext.containers.securityContext.runAsUser of type int64"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: [1]\n", "spec must be a mapping, not a list"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: [1]}}\nspec: {}\n", "metadata.labels.a must be a string, not a list (every entry of metadata.labels must be a string)"},
+		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a, securityContext: {runAsUser: \"0\"}}]}\n", "spec.containers[0].securityContext.runAsUser must be an integer, not a string"},
 		{"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {hostNetwork: null, containers: null}\n", ""},
 	}
 	for _, tt := range tests {

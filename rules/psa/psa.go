@@ -134,11 +134,7 @@ func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode) {
 		}
 		meta, spec, err := decodeTemplate(content, t)
 		if err != nil {
-			d := rules.Diagnostic{Rule: DecodeRule, Object: o, Field: t.SpecPath(), Message: prefix + "the API server would reject this pod template: " + err.Error()}
-			if de, ok := err.(*decodeError); ok {
-				d.Field, d.Message = de.Path, prefix+"the API server would reject this pod template: "+de.Msg
-			}
-			pass.Report(d)
+			pass.Report(decodeDiagnostic(o, t, prefix, err))
 			continue
 		}
 		type found struct {

@@ -320,7 +320,7 @@ spec:
         securityContext:
           privileged: "yes"
 `,
-			want: `6:5 error psa/decode spec.template.spec: the API server would reject this pod template: cannot unmarshal string into Go struct field SecurityContext.containers.securityContext.privileged of type bool
+			want: `11:11 error psa/decode spec.template.spec.containers[0].securityContext.privileged: the API server would reject this pod template: spec.template.spec.containers[0].securityContext.privileged must be a boolean (true or false), not a string
 `,
 		},
 		{

@@ -46,7 +46,7 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 	}
 	kinds := manifest.BuiltinKinds()
 	kinds.AddCRDs(ctx)
-	a := admit.New(ctx, kinds, admit.Options{KubeVersion: p.Options.KubeVersion, User: p.Options.User, Groups: p.Options.Groups})
+	a := admit.New(ctx, kinds, admit.Options{KubeVersion: p.Options.KubeVersion, User: p.Options.User, Groups: p.Options.Groups, ServiceCIDRs: p.Options.ServiceCIDRs})
 	// The context objects are admitted first, so that the other checkers
 	// prepare with what the server would hold (defaulted Namespaces,
 	// params, policies the server refuses); their problems are reported
