@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
@@ -95,7 +96,9 @@ const dryRun = "?dryRun=All&fieldValidation=Strict"
 func runCorpus(t *testing.T, c corpus) *comparison {
 	cmp := &comparison{corpus: c.name, row: row{name: c.name}, differ: map[string]*disagreement{}, seen: map[string]bool{}}
 	r := &cmp.row
+	phases := newPhases()
 	l := lintCorpus(t, c.paths)
+	phases.done("kiln")
 	r.notRendered = len(l.notRendered)
 	for _, u := range l.notRendered {
 		cmp.note("%s rendered nothing (an input error kiln reports): not compared", u)
@@ -103,6 +106,7 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 	kiln := l.verdicts(t, cmp)
 
 	s := startServer(t)
+	phases.done("server start")
 	levels := ensureNamespaces(t, s, l.objects, l.opts)
 	for _, ns := range sortedKeys(levels) {
 		cmp.note("namespace %s is not in the input: kiln assumed Pod Security %s (enforce), and the server's is labelled so", ns, levels[ns])
@@ -123,31 +127,47 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 			send = append(send, j)
 		}
 	}
-	sort.SliceStable(send, func(a, b int) bool { return contextOrder(send[a].obj) < contextOrder(send[b].obj) })
+	// Context objects for real, a kind after another (Namespaces, then
+	// CRDs…): first the first definition of each name, then the other
+	// copies, which find it there (a copy that differs is judged by the
+	// server's validation all the same: 409 comes after it).
 	answers := map[request]answer{}
-	var rest, created []*judged
+	var rest []*judged
+	byOrder := make([][]*judged, notContext)
 	for _, j := range send {
-		if contextOrder(j.obj) == notContext {
+		if n := contextOrder(j.obj); n != notContext {
+			byOrder[n] = append(byOrder[n], j)
+		} else {
 			rest = append(rest, j)
-			continue
-		}
-		req := request{disc.path(j.obj), string(j.body)}
-		if _, done := answers[req]; done {
-			continue
-		}
-		code, body, warnings, err := s.do("POST", req.path+"?fieldValidation=Strict", j.body)
-		if err != nil {
-			t.Fatalf("%s: %v", j.obj.Ref(), err)
-		}
-		answers[req] = answer{code, body, warnings}
-		if code == 201 {
-			created = append(created, j)
-		}
-		if code == 409 && isNamespace(j.obj) && bootstrapNamespaces[j.obj.Name] && len(j.obj.Labels) > 0 {
-			labelNamespace(t, s, j.obj.Name, j.obj.Labels) // as kubectl apply would
 		}
 	}
-	waitForContext(t, s, created, disc)
+	var created []*judged
+	for _, group := range byOrder {
+		var first, copies []request
+		named := map[string]bool{}
+		for _, j := range group {
+			req := request{disc.path(j.obj), string(j.body)}
+			if name := req.path + "/" + j.obj.Name; j.obj.Name == "" || !named[name] {
+				named[name] = true
+				first = append(first, req)
+			} else {
+				copies = append(copies, req)
+			}
+		}
+		sendAll(t, s, first, answers, "?fieldValidation=Strict")
+		sendAll(t, s, copies, answers, "?fieldValidation=Strict")
+		for _, j := range group {
+			a := answers[request{disc.path(j.obj), string(j.body)}]
+			if a.code == 201 {
+				created = append(created, j)
+			}
+			if a.code == 409 && isNamespace(j.obj) && bootstrapNamespaces[j.obj.Name] && len(j.obj.Labels) > 0 {
+				labelNamespace(t, s, j.obj.Name, j.obj.Labels) // as kubectl apply would
+			}
+		}
+	}
+	waitForContext(t, s, created, rest, disc)
+	phases.done("context")
 
 	var reqs []request
 	for _, j := range rest {
@@ -159,7 +179,8 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 			reqs = append(reqs, request{podsPath(j.obj), string(pod)})
 		}
 	}
-	dryRunAll(t, s, reqs, answers)
+	sendAll(t, s, reqs, answers, dryRun)
+	phases.done(fmt.Sprintf("%d dry-runs", len(answers)))
 
 	sent := map[request]bool{}
 	for _, j := range send {
@@ -188,8 +209,26 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 			cmp.comparePod(o, k, serverVerdict(a.code, a.body, a.warnings))
 		}
 	}
+	t.Logf("%s: %s", c.name, phases)
 	return cmp
 }
+
+// phases times the steps of a corpus's run.
+type phases struct {
+	last  time.Time
+	steps []string
+}
+
+func newPhases() *phases { return &phases{last: time.Now()} }
+
+// done ends a step.
+func (p *phases) done(step string) {
+	now := time.Now()
+	p.steps = append(p.steps, fmt.Sprintf("%s %.1fs", step, now.Sub(p.last).Seconds()))
+	p.last = now
+}
+
+func (p *phases) String() string { return strings.Join(p.steps, ", ") }
 
 // compareObject compares the answers for the object itself.
 func (c *comparison) compareObject(o *manifest.Object, k kilnVerdict, srv verdict) {
@@ -275,9 +314,9 @@ func (c *comparison) comparePod(o *manifest.Object, k kilnVerdict, pv verdict) {
 	}
 }
 
-// dryRunAll sends every request not answered yet as a dry-run, a few at a
-// time, each once.
-func dryRunAll(t *testing.T, s *apiServer, reqs []request, answers map[request]answer) {
+// sendAll POSTs every request not answered yet, with the query (dryRun,
+// or fieldValidation alone to create for real), a few at a time, each once.
+func sendAll(t *testing.T, s *apiServer, reqs []request, answers map[request]answer, query string) {
 	t.Helper()
 	var todo []request
 	queued := map[request]bool{}
@@ -296,7 +335,7 @@ func dryRunAll(t *testing.T, s *apiServer, reqs []request, answers map[request]a
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				code, body, warnings, err := s.do("POST", todo[i].path+dryRun, []byte(todo[i].body))
+				code, body, warnings, err := s.do("POST", todo[i].path+query, []byte(todo[i].body))
 				out[i], errs[i] = answer{code, body, warnings}, err
 			}
 		}()

@@ -172,21 +172,33 @@ func installShippedCRDs(t *testing.T, s *apiServer, objs []*judged) {
 	t.Fatal("the JobSet CRD never became established")
 }
 
-// waitForContext waits for the CRDs created to be established and served,
-// and for policies to take effect (a policy acts once its informers
-// synced).
-func waitForContext(t *testing.T, s *apiServer, objs []*judged, disc *discovery) {
+// waitForContext waits for the CRDs created whose custom resources are
+// among the objects to send to be established and served, and for policies
+// to take effect (a policy acts once its informers synced).
+func waitForContext(t *testing.T, s *apiServer, created, objs []*judged, disc *discovery) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	hasPolicy := false
+	used := map[[2]string]bool{}
 	for _, j := range objs {
+		used[[2]string{j.obj.APIVersion, j.obj.Kind}] = true
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var wanted [][2]string
+	hasPolicy := false
+	for _, j := range created {
 		o := j.obj
 		if o.Kind == "ValidatingAdmissionPolicyBinding" {
 			hasPolicy = true
 		}
-		if o.Kind != "CustomResourceDefinition" || o.Group() != "apiextensions.k8s.io" {
+		var kinds [][2]string
+		for _, gvk := range crdKinds(j.raw) {
+			if used[gvk] {
+				kinds = append(kinds, gvk)
+			}
+		}
+		if len(kinds) == 0 {
 			continue
 		}
+		wanted = append(wanted, kinds...)
 		for time.Now().Before(deadline) {
 			code, body, _, _ := s.do("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+o.Name, nil)
 			if code != 200 || strings.Contains(string(body), `"type":"Established","status":"True"`) {
@@ -197,12 +209,10 @@ func waitForContext(t *testing.T, s *apiServer, objs []*judged, disc *discovery)
 	}
 	disc.forget()
 	// Discovery lists a CRD's kinds shortly after it is established.
-	for _, j := range objs {
-		for _, gvk := range crdKinds(j.raw) {
-			for !disc.servedGVK(gvk[0], gvk[1]) && time.Now().Before(deadline) {
-				time.Sleep(200 * time.Millisecond)
-				disc.forget()
-			}
+	for _, gvk := range wanted {
+		for !disc.servedGVK(gvk[0], gvk[1]) && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			disc.forget()
 		}
 	}
 	if hasPolicy {
