@@ -48,12 +48,15 @@ func resolved(t *testing.T, paths []string) []string {
 	return out
 }
 
-// corpora are the test's own corpus, the examples' compiled output, every
+// corpora are the test's own corpora (testdata/corpus; testdata/rendered,
+// one small case of each kind real trees hold), the examples' compiled
+// output, every
 // project of ../shared/realworld (as its repository holds it: kiln renders
 // its charts and kustomizations) and the seeded generator's output.
 func corpora(t *testing.T) []corpus {
 	cs := []corpus{
 		{"testdata", []string{"testdata/corpus"}},
+		{"rendered", []string{"testdata/rendered"}},
 		{"examples", examplesOut(t)},
 	}
 	projects, _ := os.ReadDir(shared("realworld"))

@@ -121,12 +121,11 @@ func (r *recorder) keep(o *manifest.Object) {
 	}
 	j := &judged{obj: o}
 	if content, err := o.Content(); err == nil {
-		j.body, err = json.Marshal(content)
-		if err != nil {
-			panic(fmt.Sprintf("%s: %v", o.Ref(), err))
+		if body, err := json.Marshal(content); err == nil {
+			j.body = body
+			_ = json.Unmarshal(body, &j.raw) // a copy: admission changes the content
+			j.pods = podsFrom(o, j.raw)
 		}
-		_ = json.Unmarshal(j.body, &j.raw) // a copy: admission changes the content
-		j.pods = podsFrom(o, j.raw)
 	}
 	r.mu.Lock()
 	r.seen[o] = j
