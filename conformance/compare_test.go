@@ -114,8 +114,8 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 	installShippedCRDs(t, s, l.objects)
 	disc := newDiscovery(s)
 
-	// What is sent: context objects for real, in dependency order, then
-	// dry-runs of the rest.
+	// What is sent: context objects for real, then dry-runs of the rest
+	// and of the Pods of their templates.
 	var send []*judged
 	for _, j := range l.objects {
 		switch {
@@ -127,45 +127,16 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 			send = append(send, j)
 		}
 	}
-	// Context objects for real, a kind after another (Namespaces, then
-	// CRDs…): first the first definition of each name, then the other
-	// copies, which find it there (a copy that differs is judged by the
-	// server's validation all the same: 409 comes after it).
 	answers := map[request]answer{}
-	var rest []*judged
-	byOrder := make([][]*judged, notContext)
+	var context, rest []*judged
 	for _, j := range send {
-		if n := contextOrder(j.obj); n != notContext {
-			byOrder[n] = append(byOrder[n], j)
+		if contextOrder(j.obj) != notContext {
+			context = append(context, j)
 		} else {
 			rest = append(rest, j)
 		}
 	}
-	var created []*judged
-	for _, group := range byOrder {
-		var first, copies []request
-		named := map[string]bool{}
-		for _, j := range group {
-			req := request{disc.path(j.obj), string(j.body)}
-			if name := req.path + "/" + j.obj.Name; j.obj.Name == "" || !named[name] {
-				named[name] = true
-				first = append(first, req)
-			} else {
-				copies = append(copies, req)
-			}
-		}
-		sendAll(t, s, first, answers, "?fieldValidation=Strict")
-		sendAll(t, s, copies, answers, "?fieldValidation=Strict")
-		for _, j := range group {
-			a := answers[request{disc.path(j.obj), string(j.body)}]
-			if a.code == 201 {
-				created = append(created, j)
-			}
-			if a.code == 409 && isNamespace(j.obj) && bootstrapNamespaces[j.obj.Name] && len(j.obj.Labels) > 0 {
-				labelNamespace(t, s, j.obj.Name, j.obj.Labels) // as kubectl apply would
-			}
-		}
-	}
+	created := createContext(t, s, disc, context, answers)
 	waitForContext(t, s, created, rest, disc)
 	phases.done("context")
 
@@ -179,8 +150,9 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 			reqs = append(reqs, request{podsPath(j.obj), string(pod)})
 		}
 	}
+	before := len(answers)
 	sendAll(t, s, reqs, answers, dryRun)
-	phases.done(fmt.Sprintf("%d dry-runs", len(answers)))
+	phases.done(fmt.Sprintf("%d dry-runs", len(answers)-before))
 
 	sent := map[request]bool{}
 	for _, j := range send {
@@ -229,6 +201,46 @@ func (p *phases) done(step string) {
 }
 
 func (p *phases) String() string { return strings.Join(p.steps, ", ") }
+
+// createContext creates the context objects for real, a kind after
+// another (Namespaces, then CRDs…): first the first definition of each
+// name, then the other copies, which find it there (a copy that differs is
+// judged by the server's validation all the same: 409 comes after it). It
+// returns the objects created.
+func createContext(t *testing.T, s *apiServer, disc *discovery, objs []*judged, answers map[request]answer) []*judged {
+	t.Helper()
+	byOrder := make([][]*judged, notContext)
+	for _, j := range objs {
+		n := contextOrder(j.obj)
+		byOrder[n] = append(byOrder[n], j)
+	}
+	var created []*judged
+	for _, group := range byOrder {
+		var first, copies []request
+		named := map[string]bool{}
+		for _, j := range group {
+			req := request{disc.path(j.obj), string(j.body)}
+			if name := req.path + "/" + j.obj.Name; j.obj.Name == "" || !named[name] {
+				named[name] = true
+				first = append(first, req)
+			} else {
+				copies = append(copies, req)
+			}
+		}
+		sendAll(t, s, first, answers, "?fieldValidation=Strict")
+		sendAll(t, s, copies, answers, "?fieldValidation=Strict")
+		for _, j := range group {
+			a := answers[request{disc.path(j.obj), string(j.body)}]
+			if a.code == 201 {
+				created = append(created, j)
+			}
+			if a.code == 409 && isNamespace(j.obj) && bootstrapNamespaces[j.obj.Name] && len(j.obj.Labels) > 0 {
+				labelNamespace(t, s, j.obj.Name, j.obj.Labels) // as kubectl apply would
+			}
+		}
+	}
+	return created
+}
 
 // compareObject compares the answers for the object itself.
 func (c *comparison) compareObject(o *manifest.Object, k kilnVerdict, srv verdict) {
