@@ -160,6 +160,9 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 		if contextOrder(o) == notContext && !disc.served(o) && !builtinGroup(o) {
 			r.noCRD++
 			cmp.note("%s %s: a custom resource whose CRD is not in the input: not compared", o.APIVersion, o.Kind)
+			if k := kiln[j]; k.rejected || k.denied || k.psaDenied || len(k.own) > 0 {
+				cmp.note("%s:%d %s: kiln's errors on a custom resource without CRD not compared: %s", o.File, o.Pos().Line, o.Ref(), k.detail)
+			}
 			continue
 		}
 		req := request{disc.path(o), string(j.body)}
