@@ -12,88 +12,22 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules"
 )
 
-type schemaGVKType = schema.GroupVersionKind
-
 var execCommand = exec.Command
-
-// kilnVerdict is kiln's answer for one object and for the Pods made from
-// its templates.
-type kilnVerdict struct {
-	verdict
-	psaDenied bool
-	psaDetail string
-}
-
-// kilnVerdicts classifies kiln's findings per object the way the server
-// answers: refused before admission (the object is Refused: schema/… or a
-// version not served), denied by admission (a Pod's psa/… error or a user
-// policy's Deny), warned (psa/… warnings for a Pod; any psa/… finding of a
-// workload, which the server reports as warnings on the workload).
-func kilnVerdicts(objs []*manifest.Object, res *rules.Result) map[*manifest.Object]kilnVerdict {
-	byRef := map[manifest.Ref][]rules.Finding{}
-	for _, f := range res.Findings {
-		if f.Suppressed == nil {
-			byRef[f.Object] = append(byRef[f.Object], f)
-		}
-	}
-	out := map[*manifest.Object]kilnVerdict{}
-	for _, o := range objs {
-		var v kilnVerdict
-		v.rejected = o.Refused
-		isPod := o.Kind == "Pod" && o.Group() == ""
-		var details []string
-		for _, f := range byRef[o.Ref()] {
-			if f.Pos.File != o.File && !strings.HasPrefix(f.Rule, "policy/") {
-				continue
-			}
-			psa := strings.HasPrefix(f.Rule, "psa/") && f.Rule != "psa/invalid-label"
-			userPolicy := strings.HasPrefix(f.Rule, "policy/") && f.Rule != "policy/unknown-kind"
-			switch {
-			case psa && f.Severity == rules.Error:
-				if isPod {
-					v.denied = true
-				} else {
-					v.psaDenied = true
-					v.psaWarn = true
-					v.psaDetail += f.Rule + " "
-				}
-			case psa:
-				v.psaWarn = true
-			case userPolicy && f.Severity == rules.Error:
-				v.denied = true
-			case userPolicy && f.Severity == rules.Warning:
-				v.polWarn = true
-			}
-			if strings.HasPrefix(f.Rule, "schema/") || strings.HasPrefix(f.Rule, "api/") || psa || userPolicy {
-				details = append(details, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Message))
-			}
-		}
-		if isPod && v.denied {
-			v.psaWarn = false // a Pod denied by enforce carries no warnings
-		}
-		v.detail = strings.Join(details, " | ")
-		if v.detail == "" {
-			v.detail = "(no finding)"
-		}
-		out[o] = v
-	}
-	return out
-}
 
 // serverVerdict classifies a response.
 func serverVerdict(code int, body []byte, warnings []string) verdict {
 	v := verdict{detail: fmt.Sprintf("%d %s", code, status(body))}
 	for _, w := range warnings {
-		if strings.Contains(w, "PodSecurity") {
+		switch {
+		case strings.Contains(w, "PodSecurity"):
 			v.psaWarn = true
-		} else if strings.Contains(w, "ValidatingAdmissionPolicy") {
+		case strings.Contains(w, "ValidatingAdmissionPolicy"):
 			v.polWarn = true
+		default:
+			v.warn = true
 		}
 		v.detail += " | warning: " + w
 	}
@@ -111,17 +45,8 @@ func serverVerdict(code int, body []byte, warnings []string) verdict {
 }
 
 // podsFrom makes the Pods a controller would create from an object's pod
-// templates, from the manifest as written.
-func podsFrom(o *manifest.Object) [][]byte {
-	body, err := o.Content()
-	_ = body
-	if err != nil {
-		return nil
-	}
-	raw := rawOf(o)
-	if raw == nil {
-		return nil
-	}
+// templates, from the manifest as read (raw).
+func podsFrom(o *manifest.Object, raw map[string]any) [][]byte {
 	var out [][]byte
 	for i, t := range manifest.PodTemplatesOf(o) {
 		meta, _ := manifest.ValueAt(raw, t.MetadataPath()).(map[string]any)
@@ -145,11 +70,6 @@ func podsFrom(o *manifest.Object) [][]byte {
 	}
 	return out
 }
-
-// rawContent keeps the manifest as read, before admission replaced it.
-var rawContent = map[*manifest.Object]map[string]any{}
-
-func rawOf(o *manifest.Object) map[string]any { return rawContent[o] }
 
 func (s *apiServer) doPatch(path string, body []byte) (int, []byte, []string, error) {
 	req, err := http.NewRequest("PATCH", s.url+path, bytes.NewReader(body))
@@ -195,12 +115,9 @@ func probePolicies(t *testing.T, s *apiServer) {
 	t.Fatalf("the sentinel policy never took effect (last answer: %s)", last)
 }
 
-// knownDifferences names each disagreement kiln accepts, keyed
-// "<corpus> <Kind/namespace/name> <what>", with the reason.
-var knownDifferences = map[string]string{}
-
-// withClaimVolumes adds the volumes a StatefulSet controller adds to its
-// Pods for the volumeClaimTemplates.
+// withClaimVolumes gives a StatefulSet's Pod the volumes its controller
+// gives it for the volumeClaimTemplates: each replaces the template's
+// volume of the same name, or is added.
 func withClaimVolumes(raw, spec map[string]any) map[string]any {
 	tmpls, _ := manifest.ValueAt(raw, "spec.volumeClaimTemplates").([]any)
 	if len(tmpls) == 0 {
@@ -213,8 +130,17 @@ func withClaimVolumes(raw, spec map[string]any) map[string]any {
 	vols, _ := out["volumes"].([]any)
 	vols = append([]any(nil), vols...)
 	for _, t := range tmpls {
-		name, _ := manifest.ValueAt(t.(map[string]any), "metadata.name").(string)
-		vols = append(vols, map[string]any{"name": name, "persistentVolumeClaim": map[string]any{"claimName": name + "-0"}})
+		name, _ := manifest.ValueAt(t, "metadata.name").(string)
+		claim := map[string]any{"name": name, "persistentVolumeClaim": map[string]any{"claimName": name + "-0"}}
+		replaced := false
+		for i, v := range vols {
+			if n, _ := manifest.ValueAt(v, "name").(string); n == name {
+				vols[i], replaced = claim, true
+			}
+		}
+		if !replaced {
+			vols = append(vols, claim)
+		}
 	}
 	out["volumes"] = vols
 	return out
@@ -222,9 +148,9 @@ func withClaimVolumes(raw, spec map[string]any) map[string]any {
 
 // installShippedCRDs creates the CRDs kiln ships (JobSet v1alpha2) that the
 // corpus does not define: the cluster kiln assumes runs JobSet.
-func installShippedCRDs(t *testing.T, s *apiServer, objs []*manifest.Object) {
-	for _, o := range objs {
-		if o.Kind == "CustomResourceDefinition" && o.Name == "jobsets.jobset.x-k8s.io" {
+func installShippedCRDs(t *testing.T, s *apiServer, objs []*judged) {
+	for _, j := range objs {
+		if j.obj.Kind == "CustomResourceDefinition" && j.obj.Name == "jobsets.jobset.x-k8s.io" {
 			return
 		}
 	}
@@ -244,4 +170,71 @@ func installShippedCRDs(t *testing.T, s *apiServer, objs []*manifest.Object) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatal("the JobSet CRD never became established")
+}
+
+// waitForContext waits for the CRDs created whose custom resources are
+// among the objects to send to be established and served, and for policies
+// to take effect (a policy acts once its informers synced).
+func waitForContext(t *testing.T, s *apiServer, created, objs []*judged, disc *discovery) {
+	t.Helper()
+	used := map[[2]string]bool{}
+	for _, j := range objs {
+		used[[2]string{j.obj.APIVersion, j.obj.Kind}] = true
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var wanted [][2]string
+	hasPolicy := false
+	for _, j := range created {
+		o := j.obj
+		if o.Kind == "ValidatingAdmissionPolicyBinding" {
+			hasPolicy = true
+		}
+		var kinds [][2]string
+		for _, gvk := range crdKinds(j.raw) {
+			if used[gvk] {
+				kinds = append(kinds, gvk)
+			}
+		}
+		if len(kinds) == 0 {
+			continue
+		}
+		wanted = append(wanted, kinds...)
+		for time.Now().Before(deadline) {
+			code, body, _, _ := s.do("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+o.Name, nil)
+			if code != 200 || strings.Contains(string(body), `"type":"Established","status":"True"`) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	disc.forget()
+	// Discovery lists a CRD's kinds shortly after it is established.
+	for _, gvk := range wanted {
+		for !disc.servedGVK(gvk[0], gvk[1]) && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			disc.forget()
+		}
+	}
+	if hasPolicy {
+		probePolicies(t, s)
+	}
+}
+
+// crdKinds lists the served group-versions and the kind of a CRD created
+// for real (none for other objects).
+func crdKinds(raw map[string]any) [][2]string {
+	if raw["kind"] != "CustomResourceDefinition" {
+		return nil
+	}
+	group, _ := manifest.ValueAt(raw, "spec.group").(string)
+	kind, _ := manifest.ValueAt(raw, "spec.names.kind").(string)
+	versions, _ := manifest.ValueAt(raw, "spec.versions").([]any)
+	var out [][2]string
+	for _, v := range versions {
+		name, _ := manifest.ValueAt(v, "name").(string)
+		if served, _ := manifest.ValueAt(v, "served").(bool); served && name != "" {
+			out = append(out, [2]string{group + "/" + name, kind})
+		}
+	}
+	return out
 }
