@@ -170,12 +170,18 @@ type Mark struct {
 	// ignore is the object's kiln.dev/ignore annotation.
 	ignore  string
 	ignored bool
+	// tmplIgnore is that of the pod template at path tmpl holding Field.
+	tmpl        string
+	tmplIgnore  string
+	tmplIgnored bool
 }
 
 // Mark returns where a finding at field of o goes.
 func (p *Pass) Mark(o *manifest.Object, field string) *Mark {
 	v, has := o.Annotations[IgnoreAnnotation]
-	return &Mark{Ref: o.Ref(), Pos: o.Locate(field), Field: field, Order: o.Order, key: o.Key(), ignore: v, ignored: has}
+	m := &Mark{Ref: o.Ref(), Pos: o.Locate(field), Field: field, Order: o.Order, key: o.Key(), ignore: v, ignored: has}
+	m.tmpl, m.tmplIgnore, m.tmplIgnored = templateIgnore(o, field)
+	return m
 }
 
 // Enabled reports whether the run's configuration leaves a rule on, so that a
