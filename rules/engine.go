@@ -325,7 +325,7 @@ func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config, sites []ignoreSite)
 	if setting.severity != 0 {
 		sev = setting.severity
 	}
-	f := Finding{Rule: d.Rule, Severity: sev, Message: d.Message, Field: d.Field}
+	f := Finding{Rule: d.Rule, Severity: sev, Message: d.Message, Field: d.Field, AssumedNamespace: d.AssumedNamespace}
 	f.Fix = d.Fix
 	switch {
 	case d.At != nil:
