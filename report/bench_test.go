@@ -54,7 +54,7 @@ func TestJSONStreamMatchesEncoder(t *testing.T) {
 	for _, res := range []*rules.Result{bigResult(), fixture(), empty()} {
 		sum := res.Summary
 		want := jsonReport{Version: 1, Findings: []jsonFinding{}, Errors: []jsonError{}, Summary: jsonSummary{Files: sum.Files, Objects: sum.Objects,
-			Errors: sum.Errors, Warnings: sum.Warnings, Infos: sum.Infos, Suppressed: sum.Suppressed}}
+			Errors: sum.Errors, Warnings: sum.Warnings, Infos: sum.Infos, Suppressed: sum.Suppressed, Assumed: sum.Assumed}}
 		for _, f := range res.Active() {
 			want.Findings = append(want.Findings, jsonFindingOf(f))
 		}

@@ -30,7 +30,8 @@ const specialMessage = "container \"app\" must set securityContext.capabilities.
 // fixture is a result as the engine would produce it: several files (one
 // without findings), every severity, suppressed findings of both kinds, a
 // finding without a field, one without an object, one without a file whose
-// rule is not in Rules, and a message full of special characters.
+// rule is not in Rules, a message full of special characters, and findings
+// judged at an assumed Pod Security level (one of them suppressed).
 func fixture() *rules.Result {
 	res := &rules.Result{
 		Rules: []*rules.Rule{
@@ -71,15 +72,17 @@ func fixture() *rules.Result {
 				Field:   "spec.validations[0].expression",
 				Message: "compile error: undeclared reference to 'objec'"},
 			{Rule: "psa/runAsNonRoot", Severity: rules.Error, Pos: pos(jobFile, 5, 3), Object: jobTrain,
-				Field:      "spec.template.spec",
-				Message:    `pod or container "train" must set securityContext.runAsNonRoot=true`,
-				Suppressed: &rules.Suppression{Kind: "config"},
-				Fix:        &rules.Fix{Action: rules.FixRunAsNonRoot, Template: "spec.template"}}, // suppressed: not counted as fixable
+				Field:            "spec.template.spec",
+				Message:          `pod or container "train" must set securityContext.runAsNonRoot=true`,
+				Suppressed:       &rules.Suppression{Kind: "config"},
+				Fix:              &rules.Fix{Action: rules.FixRunAsNonRoot, Template: "spec.template"}, // suppressed: not counted as fixable
+				AssumedNamespace: "ml"},                                                                // nor as assumed
 			{Rule: "api/no-kind", Severity: rules.Warning, Pos: pos(jobFile, 9, 1),
 				Message: "document 2 has no kind; it is skipped"},
 			{Rule: "psa/capabilities_restricted", Severity: rules.Error, Pos: pos(jobFile, 14, 9), Object: jobTrain,
-				Field:   "spec.template.spec.containers[0].securityContext.capabilities.add",
-				Message: `container "train" must not include "SYS_ADMIN" in securityContext.capabilities.add`},
+				Field:            "spec.template.spec.containers[0].securityContext.capabilities.add",
+				Message:          `container "train" must not include "SYS_ADMIN" in securityContext.capabilities.add`,
+				AssumedNamespace: "shop"},
 		},
 	}
 	res.Summary = summarize(res)
@@ -97,6 +100,9 @@ func summarize(res *rules.Result) rules.Summary {
 		s.Objects += len(fo.Objects)
 	}
 	for _, f := range res.Findings {
+		if f.AssumedNamespace != "" && f.Suppressed == nil {
+			s.Assumed++
+		}
 		switch {
 		case f.Suppressed != nil:
 			s.Suppressed++

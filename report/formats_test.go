@@ -44,16 +44,17 @@ func TestJSONContract(t *testing.T) {
 		t.Errorf("version = %v, want 1", doc["version"])
 	}
 	sum := doc["summary"].(map[string]any)
-	if got, want := keys(t, sum), []string{"charts", "errors", "files", "infos", "inputErrors", "kustomizations", "objects", "skipped", "suppressed", "warnings"}; !reflect.DeepEqual(got, want) {
+	if got, want := keys(t, sum), []string{"assumed", "charts", "errors", "files", "infos", "inputErrors", "kustomizations", "objects", "skipped", "suppressed", "warnings"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("summary keys %v, want %v", got, want)
 	}
 	wantSum := map[string]any{"files": 4.0, "objects": 6.0, "errors": 3.0, "warnings": 3.0, "infos": 1.0, "suppressed": 2.0,
-		"inputErrors": 0.0, "skipped": 0.0, "charts": 0.0, "kustomizations": 0.0}
+		"inputErrors": 0.0, "skipped": 0.0, "charts": 0.0, "kustomizations": 0.0, "assumed": 1.0}
 	if !reflect.DeepEqual(sum, wantSum) {
 		t.Errorf("summary = %v, want %v", sum, wantSum)
 	}
 
-	// Findings: the unsuppressed ones, in engine order, every key present.
+	// Findings: the unsuppressed ones, in engine order, every key present,
+	// and "assumed": true on those judged at an assumed level.
 	findings := doc["findings"].([]any)
 	active := res.Active()
 	if len(findings) != len(active) || len(active) != 7 {
@@ -61,19 +62,26 @@ func TestJSONContract(t *testing.T) {
 	}
 	for i, raw := range findings {
 		f := raw.(map[string]any)
-		if got, want := keys(t, f), []string{"column", "field", "file", "line", "message", "object", "rule", "severity"}; !reflect.DeepEqual(got, want) {
-			t.Fatalf("finding %d keys %v, want %v", i, got, want)
+		a := active[i]
+		wantKeys := []string{"column", "field", "file", "line", "message", "object", "rule", "severity"}
+		if a.AssumedNamespace != "" {
+			wantKeys = []string{"assumed", "column", "field", "file", "line", "message", "object", "rule", "severity"}
+		}
+		if got := keys(t, f); !reflect.DeepEqual(got, wantKeys) {
+			t.Fatalf("finding %d keys %v, want %v", i, got, wantKeys)
 		}
 		obj := f["object"].(map[string]any)
 		if got, want := keys(t, obj), []string{"apiVersion", "kind", "name", "namespace"}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("finding %d object keys %v, want %v", i, got, want)
 		}
-		a := active[i]
 		want := map[string]any{
 			"rule": a.Rule, "severity": a.Severity.String(), "message": a.Message,
 			"file": a.Pos.File, "line": float64(a.Pos.Line), "column": float64(a.Pos.Column), "field": a.Field,
 			"object": map[string]any{"apiVersion": a.Object.APIVersion, "kind": a.Object.Kind,
 				"namespace": a.Object.Namespace, "name": a.Object.Name},
+		}
+		if a.AssumedNamespace != "" {
+			want["assumed"] = true
 		}
 		if !reflect.DeepEqual(f, want) {
 			t.Errorf("finding %d = %v, want %v", i, f, want)

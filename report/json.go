@@ -25,6 +25,9 @@ type jsonFinding struct {
 	Column   int        `json:"column"`
 	Object   jsonObject `json:"object"`
 	Field    string     `json:"field"`
+	// Assumed is present, true, on a finding judged at an assumed Pod
+	// Security level (its namespace is not in the input nor configured).
+	Assumed bool `json:"assumed,omitempty"`
 }
 
 // jsonObject always carries all four keys ("" for a cluster-scoped
@@ -49,6 +52,8 @@ type jsonSummary struct {
 	Skipped        int `json:"skipped"`
 	Charts         int `json:"charts"`
 	Kustomizations int `json:"kustomizations"`
+	// Assumed counts the findings judged at an assumed Pod Security level.
+	Assumed int `json:"assumed"`
 }
 
 // jsonError is an input error: a file that cannot be read or rendered.
@@ -83,7 +88,7 @@ func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	}, false)
 	js.field(1, "summary", jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
 		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed, InputErrors: len(errs),
-		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations}, true)
+		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, Assumed: s.Assumed}, true)
 	js.raw("}\n")
 	return js.flush()
 }
@@ -94,6 +99,6 @@ func jsonFindingOf(f rules.Finding) jsonFinding {
 		File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Column,
 		Object: jsonObject{APIVersion: f.Object.APIVersion, Kind: f.Object.Kind,
 			Namespace: f.Object.Namespace, Name: f.Object.Name},
-		Field: f.Field,
+		Field: f.Field, Assumed: f.AssumedNamespace != "",
 	}
 }

@@ -174,3 +174,41 @@ func TestTextWrap(t *testing.T) {
 		}
 	}
 }
+
+// TestAssumedLine: the text summary counts the findings judged at an
+// assumed Pod Security level, names their namespaces (five at most) and
+// says how to set them; suppressed ones are not counted, and a run without
+// any has no such line.
+func TestAssumedLine(t *testing.T) {
+	const how = "): declare them with pod-security.kubernetes.io labels or set psa.namespaces.<name> in .kiln.yaml (--psa-level sets the assumed level)"
+	tests := []struct {
+		name       string
+		namespaces []string // one unsuppressed assumed finding each
+		want       string
+	}{
+		{"none", nil, ""},
+		{"one", []string{"shop"}, "1 finding was judged at an assumed Pod Security level for namespaces not in the input (shop" + how},
+		{"repeated", []string{"web", "default", "web"}, "3 findings were judged at an assumed Pod Security level for namespaces not in the input (default, web" + how},
+		{"many", []string{"g", "f", "e", "d", "c", "b", "a"}, "7 findings were judged at an assumed Pod Security level for namespaces not in the input (a, b, c, d, e, 2 more" + how},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := &rules.Result{Findings: []rules.Finding{{Rule: "psa/privileged", Severity: rules.Error, AssumedNamespace: "hidden",
+				Suppressed: &rules.Suppression{Kind: "annotation"}, Pos: pos("a.yaml", 1, 1)}}}
+			for i, ns := range tt.namespaces {
+				res.Findings = append(res.Findings, rules.Finding{Rule: "psa/privileged", Severity: rules.Error, AssumedNamespace: ns, Pos: pos("a.yaml", i+2, 1)})
+			}
+			res.Summary = summarize(res)
+			out := string(render(t, "text", res, Options{}))
+			var got string
+			for _, l := range strings.Split(out, "\n") {
+				if strings.Contains(l, "assumed Pod Security level") {
+					got = l
+				}
+			}
+			if got != tt.want {
+				t.Errorf("got %q, want %q\n%s", got, tt.want, out)
+			}
+		})
+	}
+}

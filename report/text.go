@@ -34,9 +34,13 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	file := ""
 	var object manifest.Ref
 	fixable := 0
+	assumed := map[string]bool{} // the namespaces of the findings judged at an assumed level
 	print := func(f rules.Finding) {
 		if f.Fix != nil && f.Suppressed == nil {
 			fixable++
+		}
+		if f.AssumedNamespace != "" && f.Suppressed == nil {
+			assumed[f.AssumedNamespace] = true
 		}
 		if f.Suppressed != nil && !opts.ShowSuppressed {
 			return
@@ -102,8 +106,31 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 		// As ruff and eslint say what their --fix would do.
 		bw.WriteString(plural(fixable, "finding") + " kiln fix can repair (kiln fix --dry-run shows the changes)\n")
 	}
+	if n := res.Summary.Assumed; n > 0 {
+		bw.WriteString(assumedLine(n, assumed) + "\n")
+	}
 	bw.WriteString(summaryLine(res.Summary, opts.Inputs) + "\n")
 	return bw.Flush()
+}
+
+// assumedLine says how many findings were judged at an assumed Pod
+// Security level, in which namespaces, and how to set their levels.
+func assumedLine(n int, namespaces map[string]bool) string {
+	names := make([]string, 0, len(namespaces))
+	for ns := range namespaces {
+		names = append(names, ns)
+	}
+	sort.Strings(names)
+	const most = 5
+	if len(names) > most {
+		names = append(names[:most], strconv.Itoa(len(names)-most)+" more")
+	}
+	was := " were"
+	if n == 1 {
+		was = " was"
+	}
+	return plural(n, "finding") + was + " judged at an assumed Pod Security level for namespaces not in the input (" + strings.Join(names, ", ") +
+		"): declare them with pod-security.kubernetes.io labels or set psa.namespaces.<name> in .kiln.yaml (--psa-level sets the assumed level)"
 }
 
 // groupByObject keeps the findings of each file together and, within a

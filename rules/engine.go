@@ -6,17 +6,12 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kilnhq/kiln/manifest"
 )
-
-// IgnoreAnnotation silences findings on one object:
-// `kiln.dev/ignore: "psa/runAsNonRoot,sidecar/* # why"`.
-const IgnoreAnnotation = "kiln.dev/ignore"
 
 // Engine runs checkers over objects and turns their diagnostics into findings.
 type Engine struct {
@@ -101,7 +96,7 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 // judge, batch by batch. Only the findings and the checkers' summaries
 // outlive a batch. The caller sets the Result's Files.
 func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
-	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[manifest.Key]*ignoreRecord{}, shared: &shared{m: map[any]*sharedEntry{}}}
+	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[ignoreKey]*ignoreRecord{}, shared: &shared{m: map[any]*sharedEntry{}}}
 	r.found.limit = e.SpillAfter
 	done := false
 	defer func() {
@@ -189,18 +184,8 @@ type run struct {
 	objects atomic.Int64
 	mu      sync.Mutex
 	found   findingStore
-	ignores map[manifest.Key]*ignoreRecord
+	ignores map[ignoreKey]*ignoreRecord
 	shared  *shared
-}
-
-// ignoreRecord is one object's kiln.dev/ignore annotation: the entries
-// that matched a diagnostic, and (once the object is judged) where it is.
-type ignoreRecord struct {
-	used   map[string]bool
-	judged bool
-	value  string
-	ref    manifest.Ref
-	pos    manifest.Position
 }
 
 // newPass makes the pass of checker c; its reports become findings at once.
@@ -220,10 +205,11 @@ func (r *run) newPass(c *Checker, ctx []*manifest.Object) *Pass {
 		if rule == nil {
 			rule = pass.declaredRule(d.Rule)
 		}
-		f, ok := r.e.finding(d, rule, r.cfg)
+		sites := ignoresOf(d)
+		f, ok := r.e.finding(d, rule, r.cfg, sites)
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.use(d)
+		r.use(d.Rule, sites)
 		if ok {
 			r.found.add(f)
 		}
@@ -265,57 +251,6 @@ func (r *run) judge(b Batch, active []Judge) {
 		return
 	}
 	EachParallel(len(b.Objects), one)
-}
-
-// judged counts a judged object and records where its kiln.dev/ignore
-// annotation is, for kiln/unused-ignore.
-func (r *run) judged(o *manifest.Object) {
-	r.objects.Add(1)
-	v, has := o.Annotations[IgnoreAnnotation]
-	if !has {
-		return
-	}
-	pos := o.Locate(ignoreField)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec := r.record(o.Key())
-	rec.judged, rec.value, rec.ref, rec.pos = true, v, o.Ref(), pos
-}
-
-// record returns the ignore record of the key, made on first use; r.mu is held.
-func (r *run) record(k manifest.Key) *ignoreRecord {
-	rec := r.ignores[k]
-	if rec == nil {
-		rec = &ignoreRecord{used: map[string]bool{}}
-		r.ignores[k] = rec
-	}
-	return rec
-}
-
-// use notes which kiln.dev/ignore entries of the diagnostic's object name
-// its rule; r.mu is held.
-func (r *run) use(d Diagnostic) {
-	var v string
-	var has bool
-	var key manifest.Key
-	switch {
-	case d.At != nil:
-		v, has, key = d.At.ignore, d.At.ignored, d.At.key
-	case d.Object != nil:
-		v, has = d.Object.Annotations[IgnoreAnnotation]
-		if has {
-			key = d.Object.Key()
-		}
-	}
-	if !has {
-		return
-	}
-	ids, _, _ := strings.Cut(v, "#")
-	for _, id := range strings.Split(ids, ",") {
-		if id = strings.TrimSpace(id); MatchRule(id, d.Rule) {
-			r.record(key).used[id] = true
-		}
-	}
 }
 
 // result sorts the findings, adds kiln/unused-ignore and counts.
@@ -372,8 +307,10 @@ func EachParallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// finding places and judges one diagnostic; ok is false when the rule is off.
-func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config) (Finding, bool) {
+// finding places and judges one diagnostic, suppressed by the first
+// kiln.dev/ignore annotation of sites that names its rule; ok is false when
+// the rule is off.
+func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config, sites []ignoreSite) (Finding, bool) {
 	sev := d.Severity
 	if sev == 0 && r != nil {
 		sev = r.Severity
@@ -388,7 +325,7 @@ func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config) (Finding, bool) {
 	if setting.severity != 0 {
 		sev = setting.severity
 	}
-	f := Finding{Rule: d.Rule, Severity: sev, Message: d.Message, Field: d.Field}
+	f := Finding{Rule: d.Rule, Severity: sev, Message: d.Message, Field: d.Field, AssumedNamespace: d.AssumedNamespace}
 	f.Fix = d.Fix
 	switch {
 	case d.At != nil:
@@ -396,131 +333,15 @@ func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config) (Finding, bool) {
 		if f.Field == "" {
 			f.Field = d.At.Field
 		}
-		if d.At.ignored {
-			if reason, ok := ignoredBy(d.At.ignore, d.Rule); ok {
-				f.Suppressed = &Suppression{Kind: "annotation", Reason: reason}
-			}
-		}
 	case d.Object != nil:
 		f.Object = d.Object.Ref()
 		f.Pos = d.Object.Locate(d.Field)
-		if reason, ok := ignored(d.Object, d.Rule); ok {
-			f.Suppressed = &Suppression{Kind: "annotation", Reason: reason}
-		}
 	}
+	f.Suppressed = suppression(d.Rule, sites)
 	if d.Pos != nil {
 		f.Pos = *d.Pos
 	}
 	return f, true
-}
-
-// ignored reports whether the object's kiln.dev/ignore annotation names the rule.
-func ignored(o *manifest.Object, rule string) (reason string, ok bool) {
-	v, has := o.Annotations[IgnoreAnnotation]
-	if !has {
-		return "", false
-	}
-	return ignoredBy(v, rule)
-}
-
-// ignoredBy reports whether a kiln.dev/ignore annotation value names the rule.
-func ignoredBy(v, rule string) (reason string, ok bool) {
-	ids, reason, _ := strings.Cut(v, "#")
-	for _, id := range strings.Split(ids, ",") {
-		if MatchRule(strings.TrimSpace(id), rule) {
-			return strings.TrimSpace(reason), true
-		}
-	}
-	return "", false
-}
-
-// UnusedIgnoreRule reports a kiln.dev/ignore entry that silenced nothing.
-var UnusedIgnoreRule = &Rule{
-	ID:       "kiln/unused-ignore",
-	Severity: Warning,
-	Summary:  "a kiln.dev/ignore annotation names a rule that reports nothing on its object",
-	Doc: `An entry of a kiln.dev/ignore annotation that matched no finding on its
-object: a typo in the rule ID, a rule that no longer applies since the object
-was fixed, or a rule that does not exist. Unused suppressions hide the next
-real finding of that rule, so kiln reports them (as staticcheck reports
-unused ignore directives), at the annotation. Entries naming rules that the
-configuration turns off are not reported.
-
-Fix: correct the rule ID, or remove the entry.`,
-	Fail: `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-  annotations:
-    kiln.dev/ignore: "psa/runAsNonroot # typo: no such rule"
-data: {LOG_LEVEL: info}
-`,
-	Pass: `apiVersion: v1
-kind: ConfigMap
-metadata: {name: settings}
-data: {LOG_LEVEL: info}
-`,
-}
-
-// ignoreField is the field path of the kiln.dev/ignore annotation.
-var ignoreField = "metadata.annotations[" + strconv.Quote(IgnoreAnnotation) + "]"
-
-// unusedIgnores reports every kiln.dev/ignore entry of a judged object that
-// matched none of the diagnostics on it, unless the config turns every rule
-// it names off.
-func (r *run) unusedIgnores(known []*Rule) []Finding {
-	cfg := r.cfg
-	if cfg.setting(UnusedIgnoreRule.ID).off {
-		return nil
-	}
-	sev := UnusedIgnoreRule.Severity
-	if s := cfg.setting(UnusedIgnoreRule.ID).severity; s != 0 {
-		sev = s
-	}
-	var out []Finding
-	for _, rec := range r.ignores {
-		if !rec.judged {
-			continue
-		}
-		ids, _, _ := strings.Cut(rec.value, "#")
-		for _, id := range strings.Split(ids, ",") {
-			id = strings.TrimSpace(id)
-			if id == "" || rec.used[id] || allOff(id, known, cfg) {
-				continue
-			}
-			msg := fmt.Sprintf("%s entry %q suppresses nothing: no finding of that rule on this object; remove it (or fix the rule ID)", IgnoreAnnotation, id)
-			if !matchesAny(id, known) {
-				msg = fmt.Sprintf("%s entry %q names no rule kiln knows; `kiln rules` lists them", IgnoreAnnotation, id)
-			}
-			out = append(out, Finding{Rule: UnusedIgnoreRule.ID, Severity: sev, Message: msg, Pos: rec.pos, Object: rec.ref, Field: ignoreField})
-		}
-	}
-	return out
-}
-
-// matchesAny reports whether a pattern names at least one known rule.
-func matchesAny(pattern string, known []*Rule) bool {
-	for _, r := range known {
-		if MatchRule(pattern, r.ID) {
-			return true
-		}
-	}
-	return false
-}
-
-// allOff reports whether the config turns off every known rule the pattern
-// names (at least one): such an entry is waiting for the rule to come back.
-func allOff(pattern string, known []*Rule, cfg *Config) bool {
-	n := 0
-	for _, r := range known {
-		if MatchRule(pattern, r.ID) {
-			if cfg.Enabled(r.ID) {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
 }
 
 // MatchRule matches a rule ID against an ID or a pattern ending in "*" ("psa/*", "*"):

@@ -390,3 +390,36 @@ func TestShared(t *testing.T) {
 		t.Errorf("a second run shares the first run's value (made %d times, want 4)", made.Load())
 	}
 }
+
+// TestAssumedCounted: findings judged at an assumed level carry the
+// namespace and are counted in Summary.Assumed unless suppressed, also when
+// the findings spill to a temp file.
+func TestAssumedCounted(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	checker := &Checker{Name: "test", Rules: []*Rule{{ID: "test/a-rule", Severity: Error}, {ID: "test/b-rule", Severity: Warning}},
+		Prepare: func(p *Pass) (Judge, error) {
+			return func(o *manifest.Object) {
+				p.Report(Diagnostic{Rule: "test/a-rule", Object: o, Message: "assumed", AssumedNamespace: "default"})
+				p.Report(Diagnostic{Rule: "test/b-rule", Object: o, Message: "declared"})
+			}, nil
+		}}
+	for _, spill := range []int{0, 1} {
+		// Pod b ignores its assumed finding: of 2 assumed, 1 counts.
+		objs := parse(t, "p.yaml", strings.Replace(twoPods, "test/b-rule, other/*", "test/a-rule", 1))
+		res, err := (&Engine{Checkers: []*Checker{checker}, SpillAfter: spill}).Run(objs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var assumed []string
+		res.Each(func(f Finding) error {
+			if f.AssumedNamespace != "" {
+				assumed = append(assumed, f.Object.Name+":"+f.AssumedNamespace)
+			}
+			return nil
+		})
+		res.Close()
+		if got := strings.Join(assumed, " "); got != "b:default a:default" || res.Summary.Assumed != 1 || res.Summary.Suppressed != 1 {
+			t.Errorf("SpillAfter=%d: assumed findings %q, summary %+v; want b:default a:default, 1 assumed, 1 suppressed", spill, got, res.Summary)
+		}
+	}
+}

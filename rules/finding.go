@@ -14,6 +14,9 @@ type Finding struct {
 	Suppressed *Suppression
 	// Fix is the repair the checker attached to the diagnostic (nil: none).
 	Fix *Fix
+	// AssumedNamespace names the namespace whose Pod Security level was
+	// assumed to judge this finding ("" when nothing was assumed).
+	AssumedNamespace string
 }
 
 // Suppression says why a finding is not counted.
@@ -32,6 +35,9 @@ type Summary struct {
 	Warnings   int `json:"warnings"`
 	Infos      int `json:"infos"`
 	Suppressed int `json:"suppressed"`
+	// Assumed counts the unsuppressed findings judged at an assumed Pod
+	// Security level (Finding.AssumedNamespace), among those above.
+	Assumed int `json:"assumed"`
 }
 
 // Result is the outcome of a run.

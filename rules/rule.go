@@ -170,12 +170,18 @@ type Mark struct {
 	// ignore is the object's kiln.dev/ignore annotation.
 	ignore  string
 	ignored bool
+	// tmplIgnore is that of the pod template at path tmpl holding Field.
+	tmpl        string
+	tmplIgnore  string
+	tmplIgnored bool
 }
 
 // Mark returns where a finding at field of o goes.
 func (p *Pass) Mark(o *manifest.Object, field string) *Mark {
 	v, has := o.Annotations[IgnoreAnnotation]
-	return &Mark{Ref: o.Ref(), Pos: o.Locate(field), Field: field, Order: o.Order, key: o.Key(), ignore: v, ignored: has}
+	m := &Mark{Ref: o.Ref(), Pos: o.Locate(field), Field: field, Order: o.Order, key: o.Key(), ignore: v, ignored: has}
+	m.tmpl, m.tmplIgnore, m.tmplIgnored = templateIgnore(o, field)
+	return m
 }
 
 // Enabled reports whether the run's configuration leaves a rule on, so that a
@@ -213,6 +219,10 @@ type Diagnostic struct {
 	At *Mark
 	// Fix, when set, is the repair kiln fix makes for this diagnostic.
 	Fix *Fix
+	// AssumedNamespace names the namespace whose Pod Security level the
+	// checker assumed, the input and the configuration not saying it ("":
+	// nothing assumed); reports count such findings.
+	AssumedNamespace string
 }
 
 // Report records a diagnostic. It is safe for concurrent use.
@@ -227,9 +237,15 @@ func (p *Pass) Reportf(rule string, obj *manifest.Object, field, format string, 
 type Options struct {
 	// KubeVersion is the target Kubernetes version.
 	KubeVersion manifest.KubeVersion
-	// PSALevel and PSAVersion judge workloads whose Namespace is not in the input.
+	// PSALevel and PSAVersion judge workloads whose Namespace is not in the
+	// input (nor in PSANamespaces, nor a system namespace).
 	PSALevel   string
 	PSAVersion string
+	// PSANamespaces are the pod-security.kubernetes.io labels of namespaces
+	// the input does not declare, by namespace name, as the configuration
+	// gives them (psa.namespaces): each is judged as a Namespace with those
+	// labels would be.
+	PSANamespaces map[string]map[string]string
 	// Policies are extra files or directories of ValidatingAdmissionPolicies and bindings.
 	Policies []string
 	// User and Groups are request.userInfo for CEL policies; Authorizer is "allow" or "deny".

@@ -309,10 +309,11 @@ func (h *runHeap) Pop() any {
 
 // A spilled finding is its strings and numbers in field order, each string
 // a uvarint length and its bytes, each number a varint, and a byte of
-// flags saying whether a Suppression and a Fix follow.
+// flags saying whether a Suppression, a Fix and an assumed namespace follow.
 const (
 	hasSuppression = 1 << iota
 	hasFix
+	hasAssumed
 )
 
 func appendFinding(b []byte, f Finding) []byte {
@@ -334,6 +335,9 @@ func appendFinding(b []byte, f Finding) []byte {
 	if f.Fix != nil {
 		flags |= hasFix
 	}
+	if f.AssumedNamespace != "" {
+		flags |= hasAssumed
+	}
 	b = append(b, flags)
 	if s := f.Suppressed; s != nil {
 		b = appendString(b, s.Kind)
@@ -344,6 +348,9 @@ func appendFinding(b []byte, f Finding) []byte {
 		b = appendString(b, x.Template)
 		b = binary.AppendVarint(b, int64(x.Container))
 		b = appendString(b, x.APIVersion)
+	}
+	if f.AssumedNamespace != "" {
+		b = appendString(b, f.AssumedNamespace)
 	}
 	return b
 }
@@ -421,6 +428,9 @@ func readFinding(r *bufio.Reader) (Finding, error) {
 	}
 	if flags&hasFix != 0 {
 		f.Fix = &Fix{Action: FixAction(d.string()), Template: d.string(), Container: d.int(), APIVersion: d.string()}
+	}
+	if flags&hasAssumed != 0 {
+		f.AssumedNamespace = d.string()
 	}
 	if d.err != nil {
 		if d.err == io.EOF {

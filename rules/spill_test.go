@@ -33,6 +33,9 @@ func findingsWithTies(n int, seed uint64) []Finding {
 		if r.IntN(4) == 0 {
 			f.Suppressed = &Suppression{Kind: pick("annotation", "config"), Reason: pick("", "why")}
 		}
+		if r.IntN(5) == 0 {
+			f.AssumedNamespace = pick("default", "ns")
+		}
 		if r.IntN(3) == 0 {
 			f.Fix = &Fix{Action: FixAPIVersion, Template: pick("", "spec.template"), Container: r.IntN(3) - 1, APIVersion: pick("apps/v1", "")}
 		}
@@ -116,6 +119,8 @@ func TestSpillEncoding(t *testing.T) {
 		{Message: long, Suppressed: &Suppression{Kind: "config", Reason: "ünï\ncode"}},
 		{Field: long, Fix: &Fix{}},
 		{Fix: &Fix{Action: FixNativeSidecar, Template: "spec.template", Container: 2, APIVersion: "batch/v1"}},
+		{Rule: "psa/privileged", AssumedNamespace: "default", Suppressed: &Suppression{Kind: "annotation"}, Fix: &Fix{}},
+		{AssumedNamespace: "monitoring"},
 	}
 	var b []byte
 	for _, f := range cases {

@@ -42,8 +42,11 @@ func (r *Result) Keep(keep func(Finding) bool) *Result {
 // count sets the finding counts of the summary.
 func (r *Result) count() error {
 	s := &r.Summary
-	s.Errors, s.Warnings, s.Infos, s.Suppressed = 0, 0, 0, 0
+	s.Errors, s.Warnings, s.Infos, s.Suppressed, s.Assumed = 0, 0, 0, 0, 0
 	return r.Each(func(f Finding) error {
+		if f.Suppressed == nil && f.AssumedNamespace != "" {
+			s.Assumed++
+		}
 		switch {
 		case f.Suppressed != nil:
 			s.Suppressed++

@@ -161,7 +161,7 @@ func TestREADMEExample(t *testing.T) {
 	if err := s.RuleConfig().CheckRules(rules.AllRules()); err != nil {
 		t.Fatal(err)
 	}
-	if s.KubeVersion == "" || s.PSALevel == "" || s.FailOn == "" || len(s.AsGroups) == 0 || len(s.Helm.Charts) == 0 || len(s.Exclude) == 0 {
+	if s.KubeVersion == "" || s.PSALevel == "" || len(s.PSANamespaces) == 0 || s.FailOn == "" || len(s.AsGroups) == 0 || len(s.Helm.Charts) == 0 || len(s.Exclude) == 0 {
 		t.Errorf("README example lost keys: %+v", s)
 	}
 }

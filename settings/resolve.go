@@ -116,6 +116,7 @@ func (s *Settings) Options() *rules.Options {
 	if s.PSAVersion != "" {
 		o.PSAVersion = s.PSAVersion
 	}
+	o.PSANamespaces = s.psaNamespaces()
 	o.Policies = append([]string(nil), s.Policies...)
 	if s.As != "" {
 		o.User = s.As

@@ -41,6 +41,10 @@ type Settings struct {
 	// ServiceCIDRs is the cluster's service network (serviceCIDRs).
 	ServiceCIDRs []string
 
+	// PSANamespaces are the pod-security.kubernetes.io labels psa.namespaces
+	// gives namespaces the input does not declare, by namespace.
+	PSANamespaces map[string]map[string]string
+
 	ruleAt map[string]manifest.Position
 	// filePolicies is how many of Policies the config file gave.
 	filePolicies int
@@ -97,6 +101,7 @@ var table = []entry{
 	{key: "psa.level", param: "psa-level", spec: "psaLevel", flag: "psa-level", env: "PSA_LEVEL", inFile: true, apply: applyPSALevel},
 	{key: "psa.version", param: "psa-version", spec: "psaVersion", flag: "psa-version", env: "PSA_VERSION", inFile: true,
 		apply: func(s *Settings, a Assignment, v value) error { s.PSAVersion = v.str; return nil }},
+	{key: "psa.namespaces", spec: "psaNamespaces", inFile: true, kind: mapping, apply: applyPSANamespaces},
 	{key: "policies", param: "policies", spec: "policies", flag: "policy", env: "POLICIES", inFile: true, kind: list,
 		apply: func(s *Settings, a Assignment, v value) error {
 			// The config file's and then those of one other source: a

@@ -15,7 +15,7 @@ import (
 var flagHelp = map[string]string{
 	"config":          "config file (default: the nearest " + FileName + " above the linted paths, up to the repository's root, else the current directory's)",
 	"kube-version":    "target Kubernetes version, e.g. 1.31 (default " + manifest.LatestKube.String() + ")",
-	"psa-level":       "Pod Security level for workloads whose Namespace is not in the input: privileged, baseline or restricted (default restricted)",
+	"psa-level":       "Pod Security level assumed for workloads whose Namespace is not in the input nor in psa.namespaces (kube-system, kube-public and kube-node-lease are privileged): privileged, baseline or restricted (default restricted)",
 	"psa-version":     "Pod Security version for those workloads, e.g. v1.31 or latest (default latest)",
 	"policy":          "file or directory of ValidatingAdmissionPolicies and bindings to apply (repeatable)",
 	"as":              "user name CEL policies see in request.userInfo (default kiln:offline)",

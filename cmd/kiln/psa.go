@@ -37,7 +37,10 @@ upstream Pod Security evaluator, as kiln lint does, and prints:
   - what kiln fix would gain: the checks it repairs are marked, and when it
     repairs all that block the next level, the level it reaches;
   - for a Namespace defined in the input, where to edit its labels (file:line)
-    instead of kubectl label, which a GitOps controller would revert.
+    instead of kubectl label, which a GitOps controller would revert;
+  - for one that is not, what kiln lint judges it with: the labels
+    psa.namespaces gives it in the config, privileged for kube-system,
+    kube-public and kube-node-lease, else the assumed level (psa.level).
 Workloads without metadata.namespace are in "default". App specs among the
 inputs are compiled first; without --kube-version (or kubeVersion in the
 config) the plan is for the oldest spec.target.kubernetes among them.
@@ -66,7 +69,7 @@ Exit codes: 0 plan printed, 2 usage or input error.`,
 					opts.KubeVersion = v
 				}
 			}
-			plan, err := psa.NewPlanWith(objs, opts.KubeVersion, psa.PlanOptions{Fixable: checkers.IsFixable})
+			plan, err := psa.NewPlanWith(objs, opts.KubeVersion, psa.PlanOptions{Fixable: checkers.IsFixable, Options: opts})
 			if err != nil {
 				return &exitError{code: exitInput, msg: err.Error()}
 			}
@@ -87,7 +90,7 @@ Exit codes: 0 plan printed, 2 usage or input error.`,
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: text or json")
 	cmd.Flags().StringVar(&kubeVersion, "kube-version", "", "target Kubernetes version; the plan pins Pod Security to it (default "+manifest.LatestKube.String()+")")
-	cmd.Flags().StringVar(&config, "config", "", "config file (path excludes and kube-version are read from it)")
+	cmd.Flags().StringVar(&config, "config", "", "config file (path excludes, kube-version and psa are read from it)")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package psa
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,7 +26,10 @@ func lint(t testing.TB, src string, opts *rules.Options) *rules.Result {
 	return res
 }
 
-// describe renders findings one per line for comparison: "line:col severity rule field: message".
+// describeFindings renders findings one per line for comparison: "line:col
+// severity rule field: message". A finding judged at an assumed level ends
+// in "[assumed <namespace>]" in place of the note its message ends with
+// (TestUndeclaredNamespaces checks the note's words).
 func describeFindings(res *rules.Result) string {
 	var b strings.Builder
 	for _, f := range res.Findings {
@@ -33,7 +37,16 @@ func describeFindings(res *rules.Result) string {
 		if f.Suppressed != nil {
 			sup = " (suppressed)"
 		}
-		fmt.Fprintf(&b, "%d:%d %s %s %s: %s%s\n", f.Pos.Line, f.Pos.Column, f.Severity, f.Rule, f.Field, f.Message, sup)
+		msg := f.Message
+		if ns := f.AssumedNamespace; ns != "" {
+			i := strings.LastIndex(msg, " (namespace "+strconv.Quote(ns)+" is not in the input: assumed ")
+			if i < 0 {
+				msg += " [assumed " + ns + ", but the message does not say so]"
+			} else {
+				msg = msg[:i] + " [assumed " + ns + "]"
+			}
+		}
+		fmt.Fprintf(&b, "%d:%d %s %s %s: %s%s\n", f.Pos.Line, f.Pos.Column, f.Severity, f.Rule, f.Field, msg, sup)
 	}
 	return b.String()
 }

@@ -86,3 +86,77 @@ func fallbackNote(label string) string {
 	}
 	return "this mode at version latest"
 }
+
+// systemNamespaces are the namespaces the API server makes for itself. It
+// makes them without pod-security labels, and the PodSecurity admission
+// plugin's default configuration (that of kubeadm and kind) is privileged
+// for unlabelled namespaces: so they are privileged unless declared.
+var systemNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true}
+
+// How kiln knows the level of a namespace the input does not declare.
+const (
+	configuredLevel = iota + 1 // psa.namespaces in the configuration
+	systemLevel                // a system namespace: privileged
+	assumedLevel               // --psa-level / --psa-version
+)
+
+// undeclared judges the namespaces the input does not declare.
+type undeclared struct {
+	configured map[string][]mode
+	fallback   []mode
+}
+
+// newUndeclared resolves the configured namespaces' labels as upstream
+// resolves a Namespace's, and the assumed level.
+func newUndeclared(opts *rules.Options) (*undeclared, error) {
+	fallback, err := fallbackPolicy(opts)
+	if err != nil {
+		return nil, err
+	}
+	u := &undeclared{configured: map[string][]mode{}, fallback: activeModes(fallback)}
+	if opts == nil {
+		return u, nil
+	}
+	for name, labels := range opts.PSANamespaces {
+		p, err := configuredPolicy(name, labels)
+		if err != nil {
+			return nil, err
+		}
+		u.configured[name] = activeModes(p)
+	}
+	return u, nil
+}
+
+// configuredPolicy is the policy of a namespace the configuration gives
+// labels (package settings has checked them).
+func configuredPolicy(name string, labels map[string]string) (api.Policy, error) {
+	p, errs := api.PolicyToEvaluate(labels, clusterDefaults)
+	if len(errs) > 0 {
+		return api.Policy{}, fmt.Errorf("psa.namespaces.%s: %v", name, errs.ToAggregate())
+	}
+	return p, nil
+}
+
+// modes returns the modes of a namespace the input does not declare, and how they were decided.
+func (u *undeclared) modes(ns string) ([]mode, int) {
+	if m, ok := u.configured[ns]; ok {
+		return m, configuredLevel
+	}
+	if systemNamespaces[ns] {
+		return nil, systemLevel
+	}
+	return u.fallback, assumedLevel
+}
+
+// assumedNote ends the message of a finding judged at the assumed level:
+// what was assumed and how to say otherwise.
+func assumedNote(ns string, modes []mode) string {
+	level := "privileged"
+	if len(modes) > 0 {
+		level = string(modes[0].lv.Level)
+		if v := modes[0].lv.Version; !v.Latest() {
+			level += " " + v.String()
+		}
+	}
+	return fmt.Sprintf("(namespace %q is not in the input: assumed %s; declare it with pod-security.kubernetes.io labels or set psa.namespaces.%s)", ns, level, ns)
+}

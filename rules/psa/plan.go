@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/pod-security-admission/api"
@@ -28,8 +29,16 @@ type NamespacePlan struct {
 	Name string `json:"name"`
 	// Defined is where the Namespace object is, or nil when it is not in the input.
 	Defined *Location `json:"defined,omitempty"`
-	// Current are its pod-security.kubernetes.io/* labels today.
-	Current map[string]string `json:"current,omitempty"`
+	// Current are its pod-security.kubernetes.io/* labels today: those of
+	// the Namespace in the input, or for one not in the input those the
+	// configuration gives it (psa.namespaces; Configured is then set).
+	Current    map[string]string `json:"current,omitempty"`
+	Configured bool              `json:"configured,omitempty"`
+	// Assumed are the labels kiln lint judges a namespace with that neither
+	// the input nor the configuration declares: the assumed level
+	// (--psa-level, --psa-version), or privileged for kube-system,
+	// kube-public and kube-node-lease.
+	Assumed map[string]string `json:"assumed,omitempty"`
 	// Level and LevelVersion: the strictest level every workload passes, at
 	// the newest version where it does (Target unless only an older version passes).
 	Level        string `json:"level"`
@@ -57,6 +66,10 @@ type NamespacePlan struct {
 type PlanOptions struct {
 	// Fixable reports whether kiln fix repairs a rule's findings (nil: none).
 	Fixable func(rule string) bool
+	// Options are the run's options: the levels kiln lint gives namespaces
+	// not in the input (PSANamespaces, PSALevel, PSAVersion); nil for the
+	// defaults.
+	Options *rules.Options
 }
 
 // Step is one label change of a rollout.
@@ -126,6 +139,10 @@ func NewPlanWith(objs []*manifest.Object, kube manifest.KubeVersion, opts PlanOp
 	if err != nil {
 		return nil, err
 	}
+	fallback, err := fallbackPolicy(opts.Options)
+	if err != nil {
+		return nil, err
+	}
 	target := api.MajorMinorVersion(kube.Major, kube.Minor)
 	plan := &Plan{Version: 1, Target: target.String()}
 	byNS := map[string]*NamespacePlan{}
@@ -166,11 +183,31 @@ func NewPlanWith(objs []*manifest.Object, kube manifest.KubeVersion, opts PlanOp
 	sort.Strings(names)
 	for _, n := range names {
 		ns := byNS[n]
+		if ns.Defined == nil {
+			undeclaredLabels(ns, opts.Options, fallback)
+		}
 		planNamespace(j, ns, workloads[n], target)
 		markFixable(ns, opts.Fixable)
 		plan.Namespaces = append(plan.Namespaces, *ns)
 	}
 	return plan, nil
+}
+
+// undeclaredLabels says what kiln lint judges a namespace not in the input
+// with, as prepare decides it: the configuration's labels, else
+// privileged for a system namespace, else the assumed level.
+func undeclaredLabels(ns *NamespacePlan, opts *rules.Options, fallback api.Policy) {
+	if opts != nil {
+		if labels, ok := opts.PSANamespaces[ns.Name]; ok {
+			ns.Current, ns.Configured = psaLabels(labels), true
+			return
+		}
+	}
+	if systemNamespaces[ns.Name] {
+		ns.Assumed = map[string]string{api.EnforceLevelLabel: string(api.LevelPrivileged)}
+		return
+	}
+	ns.Assumed = map[string]string{api.EnforceLevelLabel: string(fallback.Enforce.Level), api.EnforceVersionLabel: fallback.Enforce.Version.String()}
 }
 
 func psaLabels(labels map[string]string) map[string]string {

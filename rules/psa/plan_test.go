@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kilnhq/kiln/internal/golden"
@@ -159,6 +160,81 @@ func TestPlanFixAndGit(t *testing.T) {
 	for _, ns := range plan.Namespaces {
 		if ns.LabelsAt != nil && bytes.Contains(text.Bytes(), []byte("kubectl label --overwrite namespace "+ns.Name+" ")) {
 			t.Errorf("%s is in the input but the plan says kubectl label", ns.Name)
+		}
+	}
+}
+
+// TestPlanUndeclared: for namespaces not in the input the plan says what
+// kiln lint judges them with (the configuration's labels, privileged for a
+// system namespace, the assumed level), and warns exactly where kiln lint,
+// with the same options, reports errors.
+func TestPlanUndeclared(t *testing.T) {
+	const file = "testdata/plan/undeclared.yaml"
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, errs := manifest.Parse(file, data)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	opts := rules.DefaultOptions()
+	opts.PSANamespaces = map[string]map[string]string{"monitoring": {"pod-security.kubernetes.io/enforce": "baseline"}}
+	plan, err := NewPlanWith(objs, manifest.LatestKube, PlanOptions{Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := plan.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		ns         string
+		configured bool
+		assumed    string // the assumed enforce label
+		lines      []string
+	}{
+		{"apps", false, "restricted", []string{
+			"  assumed:  kiln lint judges it at pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/enforce-version=latest; declare the Namespace with pod-security.kubernetes.io labels, or set psa.namespaces.apps\n",
+			"  warning:  at the assumed enforce=restricted, kiln lint reports the pods of 1 workload as rejected\n",
+		}},
+		{"kube-system", false, "privileged", []string{
+			"  assumed:  privileged, as a cluster leaves kube-system unlabelled; set psa.namespaces.kube-system to judge it at a level\n",
+		}},
+		{"monitoring", true, "", []string{
+			"  now:      pod-security.kubernetes.io/enforce=baseline (psa.namespaces.monitoring in the config)\n",
+			"  warning:  enforce=baseline today rejects the pods of 1 workload\n",
+		}},
+	}
+	if len(plan.Namespaces) != len(tests) {
+		t.Fatalf("%d namespaces, want %d:\n%s", len(plan.Namespaces), len(tests), text.String())
+	}
+	for i, tt := range tests {
+		ns := plan.Namespaces[i]
+		if ns.Name != tt.ns || ns.Configured != tt.configured || ns.Assumed["pod-security.kubernetes.io/enforce"] != tt.assumed {
+			t.Errorf("namespace %d: %s configured=%v assumed=%v, want %s configured=%v assumed enforce %q", i, ns.Name, ns.Configured, ns.Assumed, tt.ns, tt.configured, tt.assumed)
+		}
+		for _, l := range tt.lines {
+			if !strings.Contains(text.String(), l) {
+				t.Errorf("%s: the text lacks %q:\n%s", tt.ns, l, text.String())
+			}
+		}
+	}
+	// kiln lint with the same options: errors exactly in the namespaces the plan warns about.
+	res, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts}).Run(objs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linted := map[string]bool{}
+	for _, f := range res.Active() {
+		if f.Severity == rules.Error {
+			linted[f.Object.Namespace] = true
+		}
+	}
+	for _, block := range strings.Split(text.String(), "\nnamespace ")[1:] {
+		name, _, _ := strings.Cut(block, " ")
+		if warned := strings.Contains(block, "  warning:  "); warned != linted[name] {
+			t.Errorf("%s: the plan warns %v, kiln lint reports errors %v", name, warned, linted[name])
 		}
 	}
 }

@@ -44,10 +44,21 @@ func (p *Plan) WriteText(w io.Writer) error {
 			where = ns.Defined.String()
 		}
 		fmt.Fprintf(&b, "\nnamespace %s (%s)\n", ns.Name, where)
-		if len(ns.Current) == 0 {
+		switch {
+		case ns.Configured:
+			fmt.Fprintf(&b, "  now:      %s (psa.namespaces.%s in the config)\n", labelList(ns.Current, " "), ns.Name)
+		case len(ns.Current) == 0:
 			b.WriteString("  now:      no pod-security labels (the cluster default applies: privileged unless configured)\n")
-		} else {
+		default:
 			fmt.Fprintf(&b, "  now:      %s\n", labelList(ns.Current, " "))
+		}
+		switch {
+		case ns.Assumed == nil:
+		case systemNamespaces[ns.Name]:
+			fmt.Fprintf(&b, "  assumed:  privileged, as a cluster leaves %s unlabelled; set psa.namespaces.%s to judge it at a level\n", ns.Name, ns.Name)
+		default:
+			fmt.Fprintf(&b, "  assumed:  kiln lint judges it at %s; declare the Namespace with pod-security.kubernetes.io labels, or set psa.namespaces.%s\n",
+				labelList(ns.Assumed, " "), ns.Name)
 		}
 		ready := 0
 		for _, wp := range ns.Workloads {
@@ -64,14 +75,23 @@ func (p *Plan) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  passes:   %s %s (%d %s; %d already %s %s %s)\n", ns.Level, ns.LevelVersion,
 				len(ns.Workloads), plural(len(ns.Workloads), "workload", "workloads"), ready, plural(ready, "passes", "pass"), ns.Next, ns.NextVersion)
 		}
-		if cur := ns.Current[api.EnforceLevelLabel]; rank(cur) > rank(ns.Level) {
-			rejected := 0
-			for _, wp := range ns.Workloads {
-				if rank(wp.Level) < rank(cur) {
-					rejected++
-				}
+		cur := ns.Current[api.EnforceLevelLabel]
+		if ns.Assumed != nil {
+			cur = ns.Assumed[api.EnforceLevelLabel]
+		}
+		rejected := 0
+		for _, wp := range ns.Workloads {
+			if rank(wp.Level) < rank(cur) {
+				rejected++
 			}
-			fmt.Fprintf(&b, "  warning:  enforce=%s today rejects the pods of %d %s\n", cur, rejected, plural(rejected, "workload", "workloads"))
+		}
+		if rejected > 0 {
+			n := fmt.Sprintf("%d %s", rejected, plural(rejected, "workload", "workloads"))
+			if ns.Assumed != nil {
+				fmt.Fprintf(&b, "  warning:  at the assumed enforce=%s, kiln lint reports the pods of %s as rejected\n", cur, n)
+			} else {
+				fmt.Fprintf(&b, "  warning:  enforce=%s today rejects the pods of %s\n", cur, n)
+			}
 		}
 		if ns.FixReaches != "" {
 			fmt.Fprintf(&b, "  kiln fix: reaches %s (it repairs every check that blocks it, below); run kiln fix (and read its cautions), then plan again\n", ns.FixReaches)

@@ -6,9 +6,12 @@
 // kind (Pod, PodTemplate, ReplicationController, Deployment, ReplicaSet,
 // StatefulSet, DaemonSet, Job, CronJob, JobSet) is decoded the way the API
 // server decodes it and given the server defaults that change verdicts.
-// enforce failures are errors, warn and audit failures warnings; a workload
-// whose Namespace is not in the input is judged at Options.PSALevel and
-// PSAVersion as enforce.
+// enforce failures are errors, warn and audit failures warnings. A workload
+// whose Namespace is not in the input is judged at the levels the
+// configuration gives that namespace (Options.PSANamespaces), else
+// privileged in kube-system, kube-public and kube-node-lease (as a cluster
+// leaves them), else at the assumed Options.PSALevel and PSAVersion as
+// enforce, which every such finding says.
 package psa
 
 import (
@@ -64,7 +67,7 @@ func prepare(pass *rules.Pass) (rules.Judge, error) {
 	if err != nil {
 		return nil, err
 	}
-	fallback, err := fallbackModes(pass.Options)
+	undeclared, err := newUndeclared(pass.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -74,16 +77,23 @@ func prepare(pass *rules.Pass) (rules.Judge, error) {
 		if ns == "" {
 			ns = "default"
 		}
-		modes, ok := namespaces[ns]
-		if !ok {
-			modes = fallback
+		if modes, ok := namespaces[ns]; ok {
+			checkObject(pass, j, o, modes, "")
+			return
 		}
-		checkObject(pass, j, o, modes)
+		modes, how := undeclared.modes(ns)
+		assumed := ""
+		if how == assumedLevel {
+			assumed = ns
+		}
+		checkObject(pass, j, o, modes, assumed)
 	}, nil
 }
 
-// fallbackModes is the policy for workloads whose Namespace is not in the input.
-func fallbackModes(opts *rules.Options) ([]mode, error) {
+// fallbackPolicy is the policy kiln assumes for a namespace that neither
+// the input nor the configuration declares: --psa-level at --psa-version,
+// as enforce.
+func fallbackPolicy(opts *rules.Options) (api.Policy, error) {
 	level, version := "restricted", "latest"
 	if opts != nil && opts.PSALevel != "" {
 		level = opts.PSALevel
@@ -93,13 +103,13 @@ func fallbackModes(opts *rules.Options) ([]mode, error) {
 	}
 	l, err := api.ParseLevel(level)
 	if err != nil {
-		return nil, fmt.Errorf("Pod Security level %q: %v", level, err)
+		return api.Policy{}, fmt.Errorf("Pod Security level %q: %v", level, err)
 	}
 	v, err := api.ParseVersion(version)
 	if err != nil {
-		return nil, fmt.Errorf("Pod Security version %q: %v", version, err)
+		return api.Policy{}, fmt.Errorf("Pod Security version %q: %v", version, err)
 	}
-	return activeModes(api.Policy{Enforce: api.LevelVersion{Level: l, Version: v}}), nil
+	return api.Policy{Enforce: api.LevelVersion{Level: l, Version: v}}, nil
 }
 
 // activeModes lists the non-privileged modes of a policy, enforce first.
@@ -113,8 +123,10 @@ func activeModes(p api.Policy) []mode {
 	return out
 }
 
-// checkObject judges every pod template of an object.
-func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode) {
+// checkObject judges every pod template of an object. assumed names the
+// object's namespace when its modes are the assumed level: each failure
+// then says so.
+func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode, assumed string) {
 	if len(modes) == 0 {
 		return
 	}
@@ -167,13 +179,18 @@ func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode) {
 		for _, id := range order {
 			f := worst[id]
 			field := locate(f.check, meta, spec)
+			msg := prefix + message(f.result)
+			if assumed != "" {
+				msg += " " + assumedNote(assumed, modes)
+			}
 			pass.Report(rules.Diagnostic{
-				Rule:     RuleID(id),
-				Severity: f.severity,
-				Message:  prefix + message(f.result),
-				Object:   o,
-				Field:    join(t.Path, field),
-				Fix:      fixFor(RuleID(id), t.Path),
+				Rule:             RuleID(id),
+				Severity:         f.severity,
+				Message:          msg,
+				Object:           o,
+				Field:            join(t.Path, field),
+				Fix:              fixFor(RuleID(id), t.Path),
+				AssumedNamespace: assumed,
 			})
 		}
 	}

@@ -1,9 +1,13 @@
 package psa
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
 
@@ -147,14 +151,14 @@ func TestLevels(t *testing.T) {
 		{
 			name: "namespace missing: --psa-level default restricted, enforce",
 			src:  withoutRunAsNonRoot(restrictedDeployment),
-			want: `15:9 error psa/runAsNonRoot spec.template.spec.containers[0].securityContext.runAsNonRoot: runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true)
+			want: `15:9 error psa/runAsNonRoot spec.template.spec.containers[0].securityContext.runAsNonRoot: runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true) [assumed shop]
 `,
 		},
 		{
 			name: "namespace missing: --psa-level baseline --psa-version v1.30",
 			src:  workload,
 			opts: func(o *rules.Options) { o.PSALevel, o.PSAVersion = "baseline", "v1.30" },
-			want: `17:11 error psa/privileged spec.template.spec.containers[0].securityContext.privileged: privileged (container "app" must not set securityContext.privileged=true)
+			want: `17:11 error psa/privileged spec.template.spec.containers[0].securityContext.privileged: privileged (container "app" must not set securityContext.privileged=true) [assumed shop]
 `,
 		},
 		{
@@ -206,8 +210,8 @@ spec:
   - name: app
     image: x
 `,
-			want: `9:5 error psa/allowPrivilegeEscalation spec.containers[0].securityContext.allowPrivilegeEscalation: allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false)
-9:5 error psa/capabilities_restricted spec.containers[0].securityContext.capabilities: unrestricted capabilities (container "app" must set securityContext.capabilities.drop=["ALL"])
+			want: `9:5 error psa/allowPrivilegeEscalation spec.containers[0].securityContext.allowPrivilegeEscalation: allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false) [assumed default]
+9:5 error psa/capabilities_restricted spec.containers[0].securityContext.capabilities: unrestricted capabilities (container "app" must set securityContext.capabilities.drop=["ALL"]) [assumed default]
 `,
 		},
 		{
@@ -256,12 +260,12 @@ spec:
   - name: host
     hostPath: {path: /etc}
 `,
-			want: `6:5 error psa/appArmorProfile metadata.annotations["container.apparmor.security.beta.kubernetes.io/app"]: forbidden AppArmor profile (annotation must not set AppArmor profile type to "container.apparmor.security.beta.kubernetes.io/app="unconfined"")
-11:5 error psa/sysctls spec.securityContext.sysctls: forbidden sysctls (kernel.msgmax)
-24:7 error psa/privileged spec.containers[1].securityContext.privileged: privileged (container "app" must not set securityContext.privileged=true)
-30:7 error psa/capabilities_restricted spec.initContainers[0].securityContext.capabilities: unrestricted capabilities (container "init" must not include "SYS_ADMIN" in securityContext.capabilities.add)
-37:7 error psa/runAsUser spec.ephemeralContainers[0].securityContext.runAsUser: runAsUser=0 (container "debug" must not set runAsUser=0)
-42:5 error psa/restrictedVolumes spec.volumes[1].hostPath: restricted volume types (volume "host" uses restricted volume type "hostPath")
+			want: `6:5 error psa/appArmorProfile metadata.annotations["container.apparmor.security.beta.kubernetes.io/app"]: forbidden AppArmor profile (annotation must not set AppArmor profile type to "container.apparmor.security.beta.kubernetes.io/app="unconfined"") [assumed default]
+11:5 error psa/sysctls spec.securityContext.sysctls: forbidden sysctls (kernel.msgmax) [assumed default]
+24:7 error psa/privileged spec.containers[1].securityContext.privileged: privileged (container "app" must not set securityContext.privileged=true) [assumed default]
+30:7 error psa/capabilities_restricted spec.initContainers[0].securityContext.capabilities: unrestricted capabilities (container "init" must not include "SYS_ADMIN" in securityContext.capabilities.add) [assumed default]
+37:7 error psa/runAsUser spec.ephemeralContainers[0].securityContext.runAsUser: runAsUser=0 (container "debug" must not set runAsUser=0) [assumed default]
+42:5 error psa/restrictedVolumes spec.volumes[1].hostPath: restricted volume types (volume "host" uses restricted volume type "hostPath") [assumed default]
 `,
 		},
 		{
@@ -284,7 +288,7 @@ spec:
       allowPrivilegeEscalation: false
       capabilities: {drop: [ALL]}
 `,
-			want: `12:5 error psa/runAsNonRoot spec.containers[0].securityContext.runAsNonRoot: runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true)
+			want: `12:5 error psa/runAsNonRoot spec.containers[0].securityContext.runAsNonRoot: runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true) [assumed default]
 `,
 		},
 		{
@@ -374,10 +378,10 @@ spec:
         ports:
         - containerPort: 8080
 `,
-			want: `5:3 error psa/hostNamespaces spec.hostNetwork: host namespaces (hostNetwork=true)
-10:7 error psa/hostPorts spec.containers[0].ports[0].hostPort: hostPort (containers "init", "app" use hostPorts 8080, 9090)
-23:7 error psa/hostNamespaces spec.template.spec.hostNetwork: host namespaces (hostNetwork=true)
-28:11 error psa/hostPorts spec.template.spec.containers[0].ports[0].hostPort: hostPort (container "app" uses hostPort 8080)
+			want: `5:3 error psa/hostNamespaces spec.hostNetwork: host namespaces (hostNetwork=true) [assumed default]
+10:7 error psa/hostPorts spec.containers[0].ports[0].hostPort: hostPort (containers "init", "app" use hostPorts 8080, 9090) [assumed default]
+23:7 error psa/hostNamespaces spec.template.spec.hostNetwork: host namespaces (hostNetwork=true) [assumed default]
+28:11 error psa/hostPorts spec.template.spec.containers[0].ports[0].hostPort: hostPort (container "app" uses hostPort 8080) [assumed default]
 `,
 		},
 		{
@@ -406,8 +410,8 @@ spec:
             - name: app
               image: x
 `,
-			want: `14:33 error psa/privileged spec.replicatedJobs[0].template.spec.template.spec.containers[0].securityContext.privileged: replicated job "leader": privileged (container "app" must not set securityContext.privileged=true)
-20:13 error psa/hostNamespaces spec.replicatedJobs[1].template.spec.template.spec.hostPID: replicated job "workers": host namespaces (hostPID=true)
+			want: `14:33 error psa/privileged spec.replicatedJobs[0].template.spec.template.spec.containers[0].securityContext.privileged: replicated job "leader": privileged (container "app" must not set securityContext.privileged=true) [assumed default]
+20:13 error psa/hostNamespaces spec.replicatedJobs[1].template.spec.template.spec.hostPID: replicated job "workers": host namespaces (hostPID=true) [assumed default]
 `,
 		},
 		{
@@ -425,8 +429,8 @@ spec:
     image: x
     securityContext: {privileged: true}
 `,
-			want: `8:3 error psa/hostNamespaces spec.hostIPC: host namespaces (hostIPC=true)
-12:23 error psa/privileged spec.containers[0].securityContext.privileged: privileged (container "app" must not set securityContext.privileged=true) (suppressed)
+			want: `8:3 error psa/hostNamespaces spec.hostIPC: host namespaces (hostIPC=true) [assumed default]
+12:23 error psa/privileged spec.containers[0].securityContext.privileged: privileged (container "app" must not set securityContext.privileged=true) [assumed default] (suppressed)
 `,
 		},
 	}
@@ -441,5 +445,116 @@ spec:
 				t.Errorf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestUndeclaredNamespaces: a workload whose Namespace is not in the input
+// is judged at the levels psa.namespaces gives it, else privileged in the
+// system namespaces, else at the assumed level, which every such finding
+// says (with how to set it) and carries (AssumedNamespace). A Namespace in
+// the input wins over the configuration.
+func TestUndeclaredNamespaces(t *testing.T) {
+	const (
+		enforce = "pod-security.kubernetes.io/enforce"
+		warn    = "pod-security.kubernetes.io/warn"
+	)
+	tests := []struct {
+		name, file string
+		opts       func(*rules.Options)
+		want       string
+	}{
+		{
+			name: "assumed restricted: said on every finding", file: "app.yaml",
+			want: `21:9 error psa/allowPrivilegeEscalation [shop] allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false) (namespace "shop" is not in the input: assumed restricted; declare it with pod-security.kubernetes.io labels or set psa.namespaces.shop)
+24:21 error psa/hostProbesAndHostLifecycle [shop] probe or lifecycle host (container "app" uses probe or lifecycle host "10.0.0.1") (namespace "shop" is not in the input: assumed restricted; declare it with pod-security.kubernetes.io labels or set psa.namespaces.shop)
+39:7 error psa/runAsUser [default] runAsUser=0 (container "app" must not set runAsUser=0) (namespace "default" is not in the input: assumed restricted; declare it with pod-security.kubernetes.io labels or set psa.namespaces.default)
+`,
+		},
+		{
+			name: "assumed at --psa-level and --psa-version", file: "app.yaml",
+			opts: func(o *rules.Options) { o.PSALevel, o.PSAVersion = "restricted", "v1.30" },
+			want: `21:9 error psa/allowPrivilegeEscalation [shop] allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false) (namespace "shop" is not in the input: assumed restricted v1.30; declare it with pod-security.kubernetes.io labels or set psa.namespaces.shop)
+39:7 error psa/runAsUser [default] runAsUser=0 (container "app" must not set runAsUser=0) (namespace "default" is not in the input: assumed restricted v1.30; declare it with pod-security.kubernetes.io labels or set psa.namespaces.default)
+`,
+		},
+		{
+			name: "psa.namespaces: judged as configured, nothing assumed there", file: "app.yaml",
+			opts: func(o *rules.Options) {
+				o.PSANamespaces = map[string]map[string]string{"shop": {enforce: "baseline"}, "default": {warn: "restricted"}}
+			},
+			want: `24:21 error psa/hostProbesAndHostLifecycle [-] probe or lifecycle host (container "app" uses probe or lifecycle host "10.0.0.1")
+39:7 warning psa/runAsUser [-] runAsUser=0 (container "app" must not set runAsUser=0)
+`,
+		},
+		{
+			name: "system namespaces: privileged", file: "system.yaml",
+		},
+		{
+			name: "system namespaces: --psa-level does not apply", file: "system.yaml",
+			opts: func(o *rules.Options) { o.PSALevel = "baseline" },
+		},
+		{
+			name: "system namespace set in psa.namespaces", file: "system.yaml",
+			opts: func(o *rules.Options) {
+				o.PSANamespaces = map[string]map[string]string{"kube-system": {enforce: "baseline"}}
+			},
+			want: `15:7 error psa/hostNamespaces [-] host namespaces (hostNetwork=true)
+20:11 error psa/privileged [-] privileged (container "agent" must not set securityContext.privileged=true)
+25:9 error psa/hostPathVolumes [-] hostPath volumes (volume "host")
+`,
+		},
+		{
+			name: "system namespace declared in the input", file: "declared-system.yaml",
+			want: `15:3 error psa/hostNamespaces [-] host namespaces (hostPID=true)
+`,
+		},
+		{
+			name: "the input's Namespace wins over psa.namespaces", file: "declared-system.yaml",
+			opts: func(o *rules.Options) {
+				o.PSANamespaces = map[string]map[string]string{"kube-system": {enforce: "privileged"}}
+			},
+			want: `15:3 error psa/hostNamespaces [-] host namespaces (hostPID=true)
+`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join("testdata", "undeclared", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := rules.DefaultOptions()
+			if tt.opts != nil {
+				tt.opts(opts)
+			}
+			res := lint(t, string(src), opts)
+			var b strings.Builder
+			for _, f := range res.Findings {
+				ns := f.AssumedNamespace
+				if ns == "" {
+					ns = "-"
+				}
+				fmt.Fprintf(&b, "%d:%d %s %s [%s] %s\n", f.Pos.Line, f.Pos.Column, f.Severity, f.Rule, ns, f.Message)
+			}
+			if b.String() != tt.want {
+				t.Errorf("got:\n%s\nwant:\n%s", b.String(), tt.want)
+			}
+			assumed := strings.Count(tt.want, "] ") - strings.Count(tt.want, "[-] ")
+			if res.Summary.Assumed != assumed {
+				t.Errorf("summary counts %d assumed, want %d", res.Summary.Assumed, assumed)
+			}
+		})
+	}
+}
+
+// TestBadConfiguredLabels: labels of psa.namespaces that upstream cannot
+// parse stop the run (package settings reports them at their line first).
+func TestBadConfiguredLabels(t *testing.T) {
+	opts := rules.DefaultOptions()
+	opts.PSANamespaces = map[string]map[string]string{"shop": {"pod-security.kubernetes.io/enforce": "strict"}}
+	objs, _ := manifest.Parse("t.yaml", []byte(restrictedDeployment))
+	_, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts}).Run(objs, nil)
+	if err == nil || !strings.Contains(err.Error(), "psa.namespaces.shop") {
+		t.Errorf("err = %v, want one naming psa.namespaces.shop", err)
 	}
 }
