@@ -166,7 +166,7 @@ func findingsByObject(fs []rules.Finding) map[objectFile][]rules.Finding {
 // server refuses before admission (decoding, validation, a version or kind
 // it does not serve).
 func rejection(f rules.Finding) bool {
-	return f.Severity == rules.Error && (strings.HasPrefix(f.Rule, "schema/") || strings.HasPrefix(f.Rule, "api/") || f.Rule == "psa/decode")
+	return f.Severity == rules.Error && (strings.HasPrefix(f.Rule, "schema/") || strings.HasPrefix(f.Rule, "api/") || f.Rule == "psa/decode" || f.Rule == "psa/invalid-label")
 }
 
 // kilnVerdictOf classifies kiln's findings on one object the way the server

@@ -20,7 +20,10 @@ var clusterDefaults = api.Policy{
 
 // namespaceModes resolves the Pod Security policy of every Namespace in the
 // input with upstream's api.PolicyToEvaluate, reporting labels it cannot
-// parse. Upstream then evaluates with what it returned alongside the error:
+// parse: the PodSecurity admission plugin refuses such a Namespace on create
+// and update. kiln still judges its pods the way upstream evaluates a
+// namespace that already carries such a label (it exists from before the
+// plugin was on), with what PolicyToEvaluate returned alongside the error:
 // an invalid enforce level or any invalid version means restricted / latest,
 // an invalid warn or audit level means privileged.
 func namespaceModes(pass *rules.Pass) map[string][]mode {
@@ -41,7 +44,7 @@ func namespaceModes(pass *rules.Pass) map[string][]mode {
 				Rule:   InvalidLabelRule,
 				Object: o,
 				Field:  "metadata.labels[" + strconv.Quote(label) + "]",
-				Message: fmt.Sprintf("label %s has invalid value %q: %s; the API server then evaluates %s",
+				Message: fmt.Sprintf("label %s has invalid value %q: %s; the API server refuses the Namespace (Pod Security admission validates these labels on create and update; one that already carries it is evaluated with %s)",
 					label, o.Labels[label], e.Detail, fallbackNote(label)),
 			})
 		}

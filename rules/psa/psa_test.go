@@ -120,20 +120,20 @@ func TestLevels(t *testing.T) {
 		{
 			name: "invalid enforce level: reported, then enforced as restricted",
 			src:  namespace("pod-security.kubernetes.io/enforce: strict") + withoutRunAsNonRoot(restrictedDeployment),
-			want: `6:5 error psa/invalid-label metadata.labels["pod-security.kubernetes.io/enforce"]: label pod-security.kubernetes.io/enforce has invalid value "strict": must be one of privileged, baseline, restricted; the API server then evaluates enforce as restricted
+			want: `6:5 error psa/invalid-label metadata.labels["pod-security.kubernetes.io/enforce"]: label pod-security.kubernetes.io/enforce has invalid value "strict": must be one of privileged, baseline, restricted; the API server refuses the Namespace (Pod Security admission validates these labels on create and update; one that already carries it is evaluated with enforce as restricted)
 22:9 error psa/runAsNonRoot spec.template.spec.containers[0].securityContext.runAsNonRoot: runAsNonRoot != true (pod or container "app" must set securityContext.runAsNonRoot=true)
 `,
 		},
 		{
 			name: "invalid warn level: reported, then warn is off",
 			src:  namespace("pod-security.kubernetes.io/warn: loud") + workload,
-			want: `6:5 error psa/invalid-label metadata.labels["pod-security.kubernetes.io/warn"]: label pod-security.kubernetes.io/warn has invalid value "loud": must be one of privileged, baseline, restricted; the API server then evaluates warn as privileged (not at all)
+			want: `6:5 error psa/invalid-label metadata.labels["pod-security.kubernetes.io/warn"]: label pod-security.kubernetes.io/warn has invalid value "loud": must be one of privileged, baseline, restricted; the API server refuses the Namespace (Pod Security admission validates these labels on create and update; one that already carries it is evaluated with warn as privileged (not at all))
 `,
 		},
 		{
 			name: "invalid version: reported, then latest",
 			src:  namespace("pod-security.kubernetes.io/enforce: baseline", "pod-security.kubernetes.io/enforce-version: \"1.30\"") + workload,
-			want: `7:5 error psa/invalid-label metadata.labels["pod-security.kubernetes.io/enforce-version"]: label pod-security.kubernetes.io/enforce-version has invalid value "1.30": must be "latest" or "v1.x"; the API server then evaluates this mode at version latest
+			want: `7:5 error psa/invalid-label metadata.labels["pod-security.kubernetes.io/enforce-version"]: label pod-security.kubernetes.io/enforce-version has invalid value "1.30": must be "latest" or "v1.x"; the API server refuses the Namespace (Pod Security admission validates these labels on create and update; one that already carries it is evaluated with this mode at version latest)
 25:11 error psa/privileged spec.template.spec.containers[0].securityContext.privileged: privileged (container "app" must not set securityContext.privileged=true)
 29:21 error psa/hostProbesAndHostLifecycle spec.template.spec.containers[0].livenessProbe.httpGet.host: probe or lifecycle host (container "app" uses probe or lifecycle host "10.0.0.1")
 `,

@@ -207,9 +207,11 @@ func buildRules(checks []policy.Check) []*rules.Rule {
 			ID:       InvalidLabelRule,
 			Severity: rules.Error,
 			Summary:  "pod-security.kubernetes.io labels must have valid values",
-			Doc: "The API server cannot parse this Pod Security label on a Namespace. Levels are privileged, baseline or restricted; " +
-				"versions are latest or v1.N. The API server keeps working but falls back: an invalid enforce level enforces restricted, " +
-				"an invalid version means latest, an invalid warn or audit level turns that mode off.",
+			Doc: "A Pod Security label on a Namespace has a value the API server cannot parse. Levels are privileged, baseline or restricted; " +
+				"versions are latest or v1.N. The PodSecurity admission plugin refuses to create or update such a Namespace. " +
+				"A namespace that already carries the label (from before the plugin was on) is evaluated with a fallback: an invalid enforce level " +
+				"enforces restricted, an invalid version means latest, an invalid warn or audit level turns that mode off; kiln judges the " +
+				"namespace's pods that way.",
 			Fail: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/enforce: strict\n",
 			Pass: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n",
 		},
