@@ -14,6 +14,7 @@ import (
 
 	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TestAllocated compares with a real kube-apiserver what kiln fills in on
@@ -138,7 +139,7 @@ func createNamespace(t *testing.T, s *apiServer, name string) {
 
 // collection is the core collection an object is POSTed to.
 func collection(o *manifest.Object) string {
-	r, _ := builtinKinds.Lookup(schemaGVK(o))
+	r, _ := builtinKinds.Lookup(schema.GroupVersionKind{Group: o.Group(), Version: o.Version(), Kind: o.Kind})
 	ns := o.Namespace
 	if ns == "" {
 		ns = "default"
