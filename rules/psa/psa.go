@@ -30,7 +30,15 @@ const (
 	InvalidLabelRule = "psa/invalid-label"
 	// DecodeRule reports a pod template the API server would reject when decoding it.
 	DecodeRule = "psa/decode"
+	// NotOnRule notes, once per kind, workloads not judged because the
+	// target Kubernetes version does not run Pod Security admission.
+	NotOnRule = "psa/not-on"
 )
+
+// onSince is the first release whose API server runs the PodSecurity
+// admission plugin by default (beta in 1.23; alpha behind the PodSecurity
+// feature gate, off, in 1.22).
+var onSince = manifest.KubeVersion{Major: 1, Minor: 23}
 
 // RuleID returns the rule ID of an upstream check.
 func RuleID(id policy.CheckID) string { return "psa/" + string(id) }
@@ -63,11 +71,14 @@ type mode struct {
 // prepare reads the Namespaces' Pod Security labels and returns the judge of
 // one workload.
 func prepare(pass *rules.Pass) (rules.Judge, error) {
-	j, err := sharedJudge()
+	undeclared, err := newUndeclared(pass.Options)
 	if err != nil {
 		return nil, err
 	}
-	undeclared, err := newUndeclared(pass.Options)
+	if o := pass.Options; o != nil && o.KubeVersion != (manifest.KubeVersion{}) && o.KubeVersion.Less(onSince) {
+		return notOn(pass), nil
+	}
+	j, err := sharedJudge()
 	if err != nil {
 		return nil, err
 	}
@@ -213,4 +224,28 @@ func join(a, b string) string {
 		return b
 	}
 	return a + "." + b
+}
+
+// notOn is the judge at a target that does not run Pod Security admission:
+// the server admits every pod as it is, so nothing is judged, and one info
+// note per workload kind says so.
+func notOn(pass *rules.Pass) rules.Judge {
+	var first rules.FirstOfKind
+	pass.Finish(func() {
+		kube := pass.Options.KubeVersion
+		first.Each(func(m *rules.Mark, _ string, count int) {
+			what := fmt.Sprintf("this %s is", m.Ref.Kind)
+			if count > 1 {
+				what = fmt.Sprintf("this %s and %d more are", m.Ref.Kind, count-1)
+			}
+			pass.Report(rules.Diagnostic{Rule: NotOnRule, At: m, Message: fmt.Sprintf(
+				"Kubernetes %s does not run Pod Security admission (on by default from %s; alpha behind the PodSecurity feature gate in 1.22): %s not judged against Pod Security levels; lint with --kube-version %s or later to see what a newer cluster would refuse",
+				kube, onSince, what, onSince)})
+		})
+	})
+	return func(o *manifest.Object) {
+		if len(manifest.PodTemplatesOf(o)) > 0 {
+			first.Note(pass, o, "", "")
+		}
+	}
 }

@@ -216,6 +216,17 @@ func buildRules(checks []policy.Check) []*rules.Rule {
 			Pass: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/enforce: restricted\n",
 		},
 		&rules.Rule{
+			ID:       NotOnRule,
+			Severity: rules.Info,
+			Summary:  "workloads not judged: the target Kubernetes version does not run Pod Security admission",
+			Doc: "The PodSecurity admission plugin is on by default from Kubernetes 1.23 (beta; GA in 1.25). In 1.22 it is alpha behind the " +
+				"PodSecurity feature gate, off by default, and older releases do not have it: their API servers admit every pod whatever its " +
+				"namespace's pod-security.kubernetes.io labels say. At such a --kube-version kiln runs no psa/* rule and notes once per kind " +
+				"the workloads it did not judge.",
+			Fail: "# kiln lint --kube-version 1.22\n" + pod("", "", "", ""),
+			Pass: "# kiln lint --kube-version 1.23\n" + pod(podSecurity, "", ctrSecurity, ""),
+		},
+		&rules.Rule{
 			ID:       DecodeRule,
 			Severity: rules.Error,
 			Summary:  "pod templates must decode as the API server decodes them",

@@ -3,6 +3,7 @@ package psa
 import (
 	"testing"
 
+	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"k8s.io/pod-security-admission/policy"
 )
@@ -11,7 +12,7 @@ import (
 // triggers the rule at the check's own level (and the policy version its
 // example names), the passing one does not.
 func TestRuleExamples(t *testing.T) {
-	levels := map[string]string{InvalidLabelRule: "restricted", DecodeRule: "restricted"}
+	levels := map[string]string{InvalidLabelRule: "restricted", DecodeRule: "restricted", NotOnRule: "restricted"}
 	versions := map[string]string{}
 	for _, c := range policy.DefaultChecks() {
 		levels[RuleID(c.ID)] = string(c.Level)
@@ -21,7 +22,7 @@ func TestRuleExamples(t *testing.T) {
 		}
 	}
 	if len(Checker.Rules) != len(levels) {
-		t.Errorf("%d rules, want %d (one per check plus invalid-label and decode)", len(Checker.Rules), len(levels))
+		t.Errorf("%d rules, want %d (one per check plus invalid-label, decode and not-on)", len(Checker.Rules), len(levels))
 	}
 	for _, r := range Checker.Rules {
 		t.Run(r.ID, func(t *testing.T) {
@@ -34,7 +35,12 @@ func TestRuleExamples(t *testing.T) {
 			if v := versions[r.ID]; v != "" {
 				failOpts.PSAVersion = v
 			}
-			if got := ruleIDs(lint(t, r.Fail, &failOpts), rules.Error); !got[r.ID] {
+			severity := rules.Error
+			if r.ID == NotOnRule {
+				failOpts.KubeVersion = manifest.KubeVersion{Major: 1, Minor: 22}
+				severity = rules.Info
+			}
+			if got := ruleIDs(lint(t, r.Fail, &failOpts), severity); !got[r.ID] {
 				t.Errorf("failing example does not trigger %s; got %v\n%s", r.ID, got, r.Fail)
 			}
 			if got := ruleIDs(lint(t, r.Pass, opts), rules.Info); got[r.ID] {
