@@ -84,7 +84,7 @@ func renderChart(dir string, opts Options) *manifest.Source {
 	doc := 0
 	for _, crd := range ch.CRDObjects() {
 		file := diskPath(dir, crd.Filename)
-		objs, errs := manifest.Parse(file, crd.File.Data)
+		objs, errs := manifest.ParseRendered(file, crd.File.Data)
 		src.Errs = append(src.Errs, errs...)
 		for _, o := range objs {
 			o.Unit = dir
@@ -98,33 +98,43 @@ func renderChart(dir string, opts Options) *manifest.Source {
 			continue
 		}
 		file := diskPath(dir, name)
-		objs, errs := manifest.Parse(file, []byte(text))
-		for _, err := range errs {
-			src.Errs = append(src.Errs, renderedError(err, name))
-		}
-		tmpl := templateOf(ch, name)
-		lines := traceLines(text, tmpl)
-		for _, o := range objs {
-			n := o.Node()
-			mapLines(n, lines)
-			if n.Line == 0 {
-				n.Line, n.Column = 1, 1
+		lines := traceLines(text, templateOf(ch, name))
+		for _, d := range splitRendered(text) {
+			objs, errs := manifest.ParseRendered(file, []byte(d.text))
+			for _, err := range errs {
+				src.Errs = append(src.Errs, renderedError(err, name, d))
 			}
-			ro, err := manifest.NewRenderedObject(file, dir, doc, n)
-			doc++
-			if err != nil {
-				src.Errs = append(src.Errs, renderedError(err, name))
-				continue
+			for _, o := range objs {
+				n := o.Node()
+				shiftNode(n, d.line-1, d.col-1)
+				mapLines(n, lines)
+				if n.Line == 0 {
+					n.Line, n.Column = 1, 1
+				}
+				fillPositions(n)
+				ro, err := manifest.NewRenderedObject(file, dir, doc, n)
+				doc++
+				if err != nil {
+					src.Errs = append(src.Errs, renderedError(err, name, renderedDoc{line: 1, col: 1}))
+					continue
+				}
+				src.Objects = append(src.Objects, ro)
 			}
-			src.Objects = append(src.Objects, ro)
 		}
 	}
 	return src
 }
 
-// renderedError says an error's line is in the rendered output of a template.
-func renderedError(err error, name string) error {
+// renderedError says an error's line is in the rendered output of a
+// template; d is where the document the error's line counts in starts.
+func renderedError(err error, name string, d renderedDoc) error {
 	if e, ok := err.(*manifest.Error); ok {
+		if e.Pos.Line == 1 {
+			e.Pos.Column += d.col - 1
+		}
+		if e.Pos.Line > 0 {
+			e.Pos.Line += d.line - 1
+		}
 		e.Msg += " (in the rendered output of " + name + ", line " + strconv.Itoa(e.Pos.Line) + ")"
 		return e
 	}

@@ -161,6 +161,7 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 			originFile = filepath.Join(b.dir, rel)
 		}
 		file := shared.origins.place(b.file, originFile, originLine, tree.generators, node)
+		fillPositions(node)
 		o, err := manifest.NewRenderedObject(file, b.dir, i, node)
 		if err != nil {
 			errs = append(errs, err)
