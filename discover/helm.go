@@ -20,8 +20,17 @@ import (
 // renderChart renders the chart in dir with Helm's own loader and engine, as
 // `helm template` would, offline: dependencies come from charts/ or from a
 // file:// repository, never from the network, and the engine has no
-// cluster (lookup returns nothing).
-func renderChart(dir string, opts Options) *manifest.Source {
+// cluster (lookup returns nothing). What Helm logs while it loads and
+// renders (a symbolic link it follows, a value it skips) comes back as
+// warnings naming the chart's file.
+func renderChart(dir string, opts Options) (*manifest.Source, []error) {
+	logged := captureOutput()
+	src := render(dir, opts)
+	return src, helmNotes(dir, logged())
+}
+
+// render is renderChart without the log.
+func render(dir string, opts Options) *manifest.Source {
 	chartFile := filepath.Join(dir, "Chart.yaml")
 	src := &manifest.Source{Path: chartFile}
 	fail := func(pos manifest.Position, format string, args ...any) *manifest.Source {
@@ -70,11 +79,13 @@ func renderChart(dir string, opts Options) *manifest.Source {
 	rel := chartutil.ReleaseOptions{Name: orDefault(set.ReleaseName, "release-name"), Namespace: orDefault(set.Namespace, "default"), Revision: 1, IsInstall: true}
 	values, err := chartutil.ToRenderValues(ch, vals, rel, caps)
 	if err != nil {
-		return fail(manifest.Position{}, "Helm values: %v", err)
+		src.Errs = append(src.Errs, valuesError(ch, dir, set, err))
+		return src
 	}
 	rendered, err := engine.Render(ch, values)
 	if err != nil {
-		return fail(manifest.Position{}, "helm template failed: %v", err)
+		src.Errs = append(src.Errs, templateError(ch, dir, set, err))
+		return src
 	}
 	names := make([]string, 0, len(rendered))
 	for name := range rendered {

@@ -83,3 +83,65 @@ func TestSplitRendered(t *testing.T) {
 		})
 	}
 }
+
+// TestChartThatNeedsValues: a chart whose values.schema.json or a required
+// asks for values cannot render with its defaults, as helm template cannot;
+// the error is where Helm says and names the setting that gives the values;
+// with them (set or a values file), it renders.
+func TestChartThatNeedsValues(t *testing.T) {
+	const dir = "testdata/charts/needs-values"
+	tests := []struct {
+		name    string
+		set     ChartSettings
+		wantErr []string // substrings of the one error, position first
+	}{
+		{"schema requires a value", ChartSettings{}, []string{
+			dir + "/Chart.yaml:1:1: ", `chart "needs-values" cannot render: its values do not meet its values.schema.json (at '/policy': got null, want string)`,
+			"set them with helm.charts." + dir + ".set (e.g. [policy=…]) or list values files in helm.charts." + dir + ".values in .kiln.yaml, or pass --set/--values"}},
+		{"the setting's name is the caller's", ChartSettings{Setting: "helm.charts.app"}, []string{"helm.charts.app.set (e.g. [policy=…])"}},
+		{"required fails at its template line", ChartSettings{Set: []string{"policy=sync"}}, []string{
+			dir + "/templates/configmap.yaml:7:12: ", `chart "needs-values" cannot render: image.repository must be set: if the chart needs values, set them with helm.charts.` + dir + ".set"}},
+		{"set and a values file give them", ChartSettings{Set: []string{"policy=sync"}, ValueFiles: []string{dir + "/ci/values.yaml"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Discover([]string{dir}, Options{Chart: func(string) ChartSettings { return tt.set }})
+			u := unitByDir(t, res, dir)
+			if tt.wantErr == nil {
+				if len(u.Source.Errs) > 0 || len(u.Source.Objects) != 1 {
+					t.Fatalf("errors %v, %d objects; want the ConfigMap", u.Source.Errs, len(u.Source.Objects))
+				}
+				return
+			}
+			if len(u.Source.Errs) != 1 {
+				t.Fatalf("errors = %v, want one", u.Source.Errs)
+			}
+			msg := filepath.ToSlash(u.Source.Errs[0].Error())
+			for _, w := range tt.wantErr {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q\ndoes not contain %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+// TestHelmLogLinesBecomeWarnings: Helm logs the symbolic links it follows
+// (through the log package, to stderr); kiln says it as a warning naming
+// the link, and nothing reaches stderr raw.
+func TestHelmLogLinesBecomeWarnings(t *testing.T) {
+	const dir = "testdata/charts/linked"
+	res := Discover([]string{dir}, Options{})
+	u := unitByDir(t, res, dir)
+	if len(u.Source.Errs) > 0 || len(u.Source.Objects) != 1 {
+		t.Fatalf("errors %v, %d objects; want the linked ConfigMap", u.Source.Errs, len(u.Source.Objects))
+	}
+	var got []string
+	for _, w := range res.Warnings {
+		got = append(got, filepath.ToSlash(w.Error()))
+	}
+	want := dir + "/templates/configmap.yaml: warning: Helm follows this symbolic link to " + dir + "/shared/configmap.yaml and reads the file there into the chart"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("warnings = %q, want [%q]", got, want)
+	}
+}

@@ -90,6 +90,19 @@ func (c *Config) ChartSettings(dir string) HelmChart {
 	return out
 }
 
+// ChartSetting names where the settings of the chart in dir are written:
+// "helm.charts.<dir>", dir as the config file's directory sees it (as the
+// current directory does when there is no config file).
+func (c *Config) ChartSetting(dir string) string {
+	key := filepath.Clean(dir)
+	if c.Path != "" {
+		if rel, err := filepath.Rel(absOr(filepath.Dir(c.Path)), absOr(dir)); err == nil {
+			key = rel
+		}
+	}
+	return "helm.charts." + filepath.ToSlash(key)
+}
+
 // relative resolves paths written in the config against its directory.
 func (c *Config) relative(paths []string) []string {
 	out := make([]string, len(paths))

@@ -144,7 +144,7 @@ func discoverAll(paths []string, cfg *rules.Config, opts *rules.Options) *discov
 		Excluded:    cfg.Excluded,
 		Chart: func(dir string) discover.ChartSettings {
 			c := cfg.ChartSettings(dir)
-			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set}
+			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set, Setting: cfg.ChartSetting(dir)}
 		},
 	})
 }
