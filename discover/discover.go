@@ -201,7 +201,7 @@ func (c *candidates) plainFiles(kusts *kustOutcome, excluded func(string) bool) 
 		if k != "" {
 			if why := patchShape(f); why != "" {
 				skipped = append(skipped, manifest.Skipped{Pos: manifest.Position{File: f}, Reason: ReasonPatch,
-					Detail: why + ", under " + kustomizationFile(k) + " and read by no build"})
+					Detail: why + ", under " + kustomizationFile(k)})
 				continue
 			}
 		}
