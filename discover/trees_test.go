@@ -41,6 +41,8 @@ func TestFilesBelowKustomizations(t *testing.T) {
 		// an overlay kiln skips for its remote base: its patch and resource.
 		{"remote/overlay/patches/delete-migration.yaml", ReasonPatch, "named as a patch in testdata/trees/remote/overlay/kustomization.yaml, which kiln does not build"},
 		{"remote/overlay/local.yaml", ReasonRemoteInput, "testdata/trees/remote/overlay/kustomization.yaml"},
+		// a partial object an overlay outputs to update an existing one.
+		{"variant/controller-statefulset.yaml", ReasonPartialOutput, "StatefulSet controller without spec.selector, in the output of testdata/trees/variant/kustomization.yaml"},
 	}
 	files := map[string]bool{}
 	for _, f := range res.Files {
@@ -68,8 +70,11 @@ func TestFilesBelowKustomizations(t *testing.T) {
 			t.Errorf("%s: detail %q, want it to hold %q", tt.file, s.Detail, tt.detail)
 		}
 	}
-	if got := strings.Join(unitDirs(res), ","); got != "kustomization:testdata/trees/examples,kustomization:testdata/trees/operator/config/default" {
+	if got := strings.Join(unitDirs(res), ","); got != "kustomization:testdata/trees/examples,kustomization:testdata/trees/operator/config/default,kustomization:testdata/trees/variant" {
 		t.Errorf("units = %s", got)
+	}
+	if objs := unitByDir(t, res, "testdata/trees/variant").Source.Objects; len(objs) != 1 || objs[0].Kind != "Deployment" {
+		t.Errorf("the overlay's judged objects are %d, want its Deployment only", len(objs))
 	}
 }
 
