@@ -98,7 +98,11 @@ func templateError(ch *chart.Chart, dir string, set ChartSettings, err error) er
 // valuesHint says where the values a chart needs are given.
 func valuesHint(dir string, set ChartSettings, example string) string {
 	key := set.Setting
-	if key == "" {
+	switch {
+	case key != "":
+	case filepath.Clean(dir) == ".":
+		key = "helm" // the chart is where .kiln.yaml would be: helm.set, helm.values
+	default:
 		key = "helm.charts." + filepath.ToSlash(filepath.Clean(dir))
 	}
 	return "set them with " + key + ".set" + example + " or list values files in " + key + ".values in .kiln.yaml, or pass --set/--values"
