@@ -65,8 +65,9 @@ func settleKustomizations(builds []*kustBuild, notes []string) *kustOutcome {
 			remotes[b.remotePos] = append(remotes[b.remotePos], b)
 		}
 		own := absOr(b.file)
+		linted := b.plugin == "" && !b.failed // a remote build read nothing
 		for f := range b.read {
-			if _, ok := out.consumed[f]; !ok {
+			if _, ok := out.consumed[f]; !ok && linted {
 				out.consumed[f] = b.dir
 			}
 			if isKustomizationName(filepath.Base(f)) {
@@ -105,7 +106,7 @@ func settleKustomizations(builds []*kustBuild, notes []string) *kustOutcome {
 
 // name records the files b names that no build read: its patches (whoever
 // builds it, a patch no build applied is one nobody applies), and, when
-// kiln does not build b, everything else it names.
+// kiln does not build b, everything else it names or read before failing.
 func (out *kustOutcome) name(b *kustBuild) {
 	refs := readKustRefs(b.dir)
 	why := ""
@@ -135,6 +136,12 @@ func (out *kustOutcome) name(b *kustBuild) {
 	if why != "" {
 		record(refs.resources, why, b.file)
 		record(refs.inputs, why, b.file)
+		read := make([]string, 0, len(b.read)) // what a build that failed read before it did
+		for f := range b.read {
+			read = append(read, f)
+		}
+		sort.Strings(read)
+		record(read, why, b.file)
 	}
 }
 

@@ -41,6 +41,11 @@ func TestFilesBelowKustomizations(t *testing.T) {
 		// an overlay kiln skips for its remote base: its patch and resource.
 		{"remote/overlay/patches/delete-migration.yaml", ReasonPatch, "named as a patch in testdata/trees/remote/overlay/kustomization.yaml, which kiln does not build"},
 		{"remote/overlay/local.yaml", ReasonRemoteInput, "testdata/trees/remote/overlay/kustomization.yaml"},
+		// a kustomization that needs a plugin, and one kustomize refuses.
+		{"plugin/service.yaml", ReasonPluginInput, "testdata/trees/plugin/kustomization.yaml"},
+		{"plugin/generator.yaml", ReasonPluginInput, "testdata/trees/plugin/kustomization.yaml"},
+		{"failing/configmap.yaml", ReasonFailedInput, "testdata/trees/failing/kustomization.yaml"},
+		{"failing/missing-target.yaml", ReasonPatch, "named as a patch in testdata/trees/failing/kustomization.yaml, which kiln does not build"},
 		// a partial object an overlay outputs to update an existing one.
 		{"variant/controller-statefulset.yaml", ReasonPartialOutput, "StatefulSet controller without spec.selector, in the output of testdata/trees/variant/kustomization.yaml"},
 	}
@@ -70,7 +75,7 @@ func TestFilesBelowKustomizations(t *testing.T) {
 			t.Errorf("%s: detail %q, want it to hold %q", tt.file, s.Detail, tt.detail)
 		}
 	}
-	if got := strings.Join(unitDirs(res), ","); got != "kustomization:testdata/trees/examples,kustomization:testdata/trees/operator/config/default,kustomization:testdata/trees/variant" {
+	if got := strings.Join(unitDirs(res), ","); got != "kustomization:testdata/trees/examples,kustomization:testdata/trees/failing,kustomization:testdata/trees/operator/config/default,kustomization:testdata/trees/variant" {
 		t.Errorf("units = %s", got)
 	}
 	if objs := unitByDir(t, res, "testdata/trees/variant").Source.Objects; len(objs) != 1 || objs[0].Kind != "Deployment" {
@@ -88,6 +93,8 @@ func TestKustomizeWarningsOnceEach(t *testing.T) {
 		got = append(got, filepath.ToSlash(w.Error()))
 	}
 	want := []string{
+		"testdata/trees/plugin/kustomization.yaml:1:1: warning: this kustomization needs a plugin or KRM function (loading generator plugins: failed to load generator: external plugins disabled; unable to load external plugin 'SecretsFromVault'); " +
+			"kiln runs no code from the repository, so it is skipped: lint its output instead (kustomize build --enable-alpha-plugins DIR | kiln lint -)",
 		"testdata/trees/remote/base/kustomization.yaml:2:3: warning: remote base https://github.com/acme/widgets/releases/download/v1.0.0/install.yaml is not fetched (kiln works offline); " +
 			"the 4 kustomizations that include it are skipped (testdata/trees/remote/base/kustomization.yaml, testdata/trees/remote/overlays/a/kustomization.yaml, testdata/trees/remote/overlays/b/kustomization.yaml, testdata/trees/remote/overlays/c/kustomization.yaml): vendor the base or lint their rendered output",
 		"testdata/trees/remote/overlay/kustomization.yaml:2:3: warning: remote base github.com/acme/deploy//base?ref=v1.0.0 is not fetched (kiln works offline); this kustomization is skipped: vendor the base or lint its rendered output",
