@@ -57,10 +57,12 @@ type Result struct {
 	Files []string
 	// Units are the rendered kustomizations and charts, in input order.
 	Units []*Unit
-	// Skipped are the paths not linted (a kustomization with a remote base,
-	// a chart consumed by a kustomization), with why.
+	// Skipped are the paths not linted (a kustomization with a remote base
+	// and the files it names, a kustomize patch nothing applies, a chart
+	// consumed by a kustomization, a partial object a build outputs), with why.
 	Skipped []manifest.Skipped
-	// Warnings are problems that skip something but are not input errors.
+	// Warnings are problems that skip something but are not input errors,
+	// and what kustomize and Helm logged, in kiln's words.
 	Warnings []error
 	// Errs are problems with the inputs themselves (a path that does not exist).
 	Errs []error
@@ -344,21 +346,6 @@ func consumedUnder(consumed map[string]string, dir string) string {
 		}
 	}
 	return best
-}
-
-// dirFiles lists the files directly in dir, as absolute paths.
-func dirFiles(dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			out = append(out, filepath.Join(absOr(dir), e.Name()))
-		}
-	}
-	return out
 }
 
 func absOr(p string) string {
