@@ -46,7 +46,7 @@ func TestLintBadInput(t *testing.T) {
 		"empty/README":   "no manifests here",
 		"dupkey.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  a: 1\n  a: 2\n",
 		"tabbed.yml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: t\n",
-		"binary.json":    "\x00\x01\xff\xfe",
+		"binary.json":    "{\"apiVersion\": \"v1\", \"kind\": \x00\x01\xff\xfe", // a manifest with binary junk; junk alone is not Kubernetes (TestBadInputCorpus)
 		"nested/x.json":  `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`,
 	})
 	if err := os.Symlink(filepath.Join(dir, "gone.yaml"), filepath.Join(dir, "dangling.yaml")); err != nil {
@@ -63,7 +63,7 @@ func TestLintBadInput(t *testing.T) {
 		{"unreadable file", []string{"dangling.yaml"}, []string{"dangling.yaml: cannot read: no such file or directory"}},
 		{"directory with no manifests", []string{"empty"}, []string{"empty: directory holds no *.yaml"}},
 		{"tab indentation", []string{"tabbed.yml"}, []string{"tabbed.yml:4:1: invalid YAML", "tabs cannot indent"}},
-		{"binary junk", []string{"binary.json"}, []string{"binary.json:1:1: file holds a NUL byte"}},
+		{"binary junk in a manifest", []string{"binary.json"}, []string{"binary.json:1:30: file holds a NUL byte"}},
 		{"all at once, good files still linted", []string{"good.yaml", "invalid.yaml", "scalar.yaml", "noversion.yaml", "empty", "dangling.yaml"},
 			[]string{"invalid.yaml:4:1", "noversion.yaml:1:1", "empty: directory", "dangling.yaml: cannot read"}},
 	}
