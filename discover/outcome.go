@@ -22,6 +22,8 @@ const (
 	ReasonRemoteInput = "read by a kustomization with a remote base, which kiln never fetches"
 	ReasonPluginInput = "read by a kustomization that needs a plugin or KRM function, which kiln never runs"
 	ReasonFailedInput = "read by a kustomization that kustomize cannot build (its error is reported)"
+	// ReasonComponentInput: a file of a Component that nothing includes.
+	ReasonComponentInput = "read by a kustomize Component that no kustomization in the input includes"
 	// ReasonPartialOutput: an object a kustomization outputs that cannot
 	// be created (it lacks what its kind requires), only applied over an
 	// existing object, which kiln cannot judge offline.
@@ -65,7 +67,10 @@ func settleKustomizations(builds []*kustBuild, notes []string) *kustOutcome {
 			remotes[b.remotePos] = append(remotes[b.remotePos], b)
 		}
 		own := absOr(b.file)
-		linted := b.plugin == "" && !b.failed // a remote build read nothing
+		// What a build whose output is linted read is linted through it
+		// (a remote build read nothing; a Component's own build stands for
+		// nothing: the builds that include it read its files again).
+		linted := b.plugin == "" && !b.failed && !b.component
 		for f := range b.read {
 			if _, ok := out.consumed[f]; !ok && linted {
 				out.consumed[f] = b.dir
@@ -115,6 +120,8 @@ func (out *kustOutcome) name(b *kustBuild) {
 		why = ReasonRemoteInput
 	case b.plugin != "":
 		why = ReasonPluginInput
+	case b.component:
+		why = ReasonComponentInput
 	case b.failed:
 		why = ReasonFailedInput
 	}

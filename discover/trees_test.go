@@ -46,6 +46,9 @@ func TestFilesBelowKustomizations(t *testing.T) {
 		{"plugin/generator.yaml", ReasonPluginInput, "testdata/trees/plugin/kustomization.yaml"},
 		{"failing/configmap.yaml", ReasonFailedInput, "testdata/trees/failing/kustomization.yaml"},
 		{"failing/missing-target.yaml", ReasonPatch, "named as a patch in testdata/trees/failing/kustomization.yaml, which kiln does not build"},
+		// a Component nothing includes.
+		{"component/rbac.yaml", ReasonComponentInput, "testdata/trees/component/kustomization.yaml"},
+		{"component/patch.yaml", ReasonPatch, "named as a patch in testdata/trees/component/kustomization.yaml"},
 		// a partial object an overlay outputs to update an existing one.
 		{"variant/controller-statefulset.yaml", ReasonPartialOutput, "StatefulSet controller without spec.selector, in the output of testdata/trees/variant/kustomization.yaml"},
 	}
