@@ -5,7 +5,6 @@
 package discover
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,6 +34,10 @@ type ChartSettings struct {
 	// --set expressions applied last.
 	ValueFiles []string
 	Set        []string
+	// Setting names where this chart's settings are written
+	// ("helm.charts.charts/app" in .kiln.yaml), for the error of a chart
+	// that cannot render without values; "" names the chart's directory.
+	Setting string
 }
 
 // Unit is a rendered kustomization or chart.
@@ -54,10 +57,12 @@ type Result struct {
 	Files []string
 	// Units are the rendered kustomizations and charts, in input order.
 	Units []*Unit
-	// Skipped are the paths not linted (a kustomization with a remote base,
-	// a chart consumed by a kustomization), with why.
+	// Skipped are the paths not linted (a kustomization with a remote base
+	// and the files it names, a kustomize patch nothing applies, a chart
+	// consumed by a kustomization, a partial object a build outputs), with why.
 	Skipped []manifest.Skipped
-	// Warnings are problems that skip something but are not input errors.
+	// Warnings are problems that skip something but are not input errors,
+	// and what kustomize and Helm logged, in kiln's words.
 	Warnings []error
 	// Errs are problems with the inputs themselves (a path that does not exist).
 	Errs []error
@@ -138,92 +143,74 @@ func Discover(paths []string, opts Options) *Result {
 	}
 	excluded := func(p string) bool { return opts.Excluded != nil && p != manifest.Stdin && opts.Excluded(p) }
 
-	consumed := map[string]string{}  // absolute path → the kustomization that read it
-	readByOther := map[string]bool{} // kustomization files another build read
 	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), opts)
-	sort.Strings(notes) // builds run in parallel: their notes come in any order
-	for _, n := range notes {
-		res.Warnings = append(res.Warnings, fmt.Errorf("kustomize: %s", n))
-	}
-	for _, b := range builds {
-		if b.plugin != "" {
-			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: "kustomization that needs a plugin or KRM function, which kiln never runs"})
-			res.Warnings = append(res.Warnings, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "warning: this kustomization needs a plugin or KRM function (" + b.plugin + "); kiln runs no code from the repository, so it is skipped: lint its output instead (kustomize build --enable-alpha-plugins DIR | kiln lint -)"})
-			for _, f := range dirFiles(b.dir) {
-				consumed[f] = b.dir
-			}
-			continue
-		}
-		if b.remote != "" {
-			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: "kustomization with a remote base, which kiln never fetches"})
-			res.Warnings = append(res.Warnings, &manifest.Error{Pos: b.remotePos, Msg: "warning: remote base " + b.remote + " is not fetched (kiln works offline); this kustomization is skipped: vendor the base or lint its rendered output"})
-			for _, f := range dirFiles(b.dir) {
-				consumed[f] = b.dir
-			}
-			continue
-		}
-		own := absOr(b.file)
-		for f := range b.read {
-			if _, ok := consumed[f]; !ok {
-				consumed[f] = b.dir
-			}
-			if f != own && isKustomizationName(filepath.Base(f)) {
-				readByOther[f] = true
-			}
-		}
-	}
-	// Only topmost kustomizations are kept: one whose kustomization file
-	// another build read is that build's base, component or overlay input.
-	for _, b := range builds {
-		if b.remote != "" || b.plugin != "" || readByOther[absOr(b.file)] {
-			continue
-		}
-		if b.component {
-			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: "kustomize Component that no kustomization in the input includes (components are built only where included)"})
-			continue
-		}
-		res.Units = append(res.Units, &Unit{Kind: "kustomization", Dir: b.dir, Source: b.source})
-	}
+	kusts := settleKustomizations(builds, notes)
+	res.Units = append(res.Units, kusts.units...)
+	res.Skipped = append(res.Skipped, kusts.skipped...)
+	res.Warnings = append(res.Warnings, kusts.warnings...)
 	deps := fileDependencies(c.charts)
 	for _, dir := range filterOut(c.charts, excluded) {
-		if consumedUnder(consumed, dir) != "" {
+		if consumedUnder(kusts.consumed, dir) != "" {
 			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: filepath.Join(dir, "Chart.yaml")}, Reason: "chart whose files a kustomization consumes (linted through it)"})
 			continue
 		}
 		if deps[absOr(dir)] {
 			continue // a file:// dependency: rendered inside the chart that depends on it
 		}
-		res.Units = append(res.Units, &Unit{Kind: "chart", Dir: dir, Source: renderChart(dir, opts)})
+		src, warnings := renderChart(dir, opts)
+		res.Units = append(res.Units, &Unit{Kind: "chart", Dir: dir, Source: src})
+		res.Warnings = append(res.Warnings, warnings...)
 	}
-	kustDirs := map[string]bool{}
-	for _, d := range c.kusts {
-		kustDirs[absOr(d)] = true
-	}
-	for _, f := range c.files {
-		if f != manifest.Stdin {
-			if _, ok := consumed[absOr(f)]; ok {
-				continue
-			}
-			if excluded(f) {
-				continue
-			}
-			if kustDirs[filepath.Dir(absOr(f))] {
-				// kustomize builds that directory and never reads this file
-				// (a patch whose entry is commented out, a scaffold): nothing
-				// applies it, and alone it is often a partial object.
-				res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: f}, Reason: unusedInKustomization})
-				continue
-			}
-		}
-		res.Files = append(res.Files, f)
-	}
+	files, skipped := c.plainFiles(kusts, excluded)
+	res.Files = append(res.Files, files...)
+	res.Skipped = append(res.Skipped, skipped...)
 	sort.SliceStable(res.Units, func(i, j int) bool { return res.Units[i].Dir < res.Units[j].Dir })
 	return res
 }
 
-// unusedInKustomization is why a file beside a kustomization that no
-// build read is skipped.
-const unusedInKustomization = "in a kustomization's directory but not read by any kustomize build of the input (kustomize never applies it)"
+// plainFiles returns the files to lint on their own, in input order, and
+// those skipped: a file a kustomize build read is linted through it; a
+// file a kustomization names that kiln does not build, or that is named as
+// a patch, is skipped; so is a file shaped like a patch in a
+// kustomization's tree (at any depth below its directory) that no build
+// read: nothing applies it, and alone it is a partial object. Every other
+// file, complete manifests beside a kustomization included, is linted as
+// `kubectl apply -f` applies it.
+func (c *candidates) plainFiles(kusts *kustOutcome, excluded func(string) bool) ([]string, []manifest.Skipped) {
+	var files []string
+	var skipped []manifest.Skipped
+	above := map[string]string{} // directory → the nearest kustomization directory at or above it
+	for _, f := range c.files {
+		if f == manifest.Stdin {
+			files = append(files, f)
+			continue
+		}
+		abs := absOr(f)
+		if _, ok := kusts.consumed[abs]; ok || excluded(f) {
+			continue
+		}
+		if s, ok := kusts.named[abs]; ok {
+			s.Pos = manifest.Position{File: f}
+			skipped = append(skipped, s)
+			continue
+		}
+		dir := filepath.Dir(f)
+		k, ok := above[dir]
+		if !ok {
+			k = enclosing(f, func(d string) bool { return kustomizationFile(d) != "" })
+			above[dir] = k
+		}
+		if k != "" {
+			if why := patchShape(f); why != "" {
+				skipped = append(skipped, manifest.Skipped{Pos: manifest.Position{File: f}, Reason: ReasonPatch,
+					Detail: why + ", under " + kustomizationFile(k)})
+				continue
+			}
+		}
+		files = append(files, f)
+	}
+	return files, skipped
+}
 
 // addFile takes a file the user named: a kustomization or Chart.yaml stands
 // for its directory; a file inside a chart for its chart; others are plain
@@ -359,21 +346,6 @@ func consumedUnder(consumed map[string]string, dir string) string {
 		}
 	}
 	return best
-}
-
-// dirFiles lists the files directly in dir, as absolute paths.
-func dirFiles(dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() {
-			out = append(out, filepath.Join(absOr(dir), e.Name()))
-		}
-	}
-	return out
 }
 
 func absOr(p string) string {

@@ -61,11 +61,19 @@ func TestDiscoverWhatEachFileIs(t *testing.T) {
 	if got, want := strings.Join(unitDirs(res), ","), "chart:testdata/repo/charts/app,chart:testdata/repo/charts/broken,kustomization:testdata/repo/kust/overlays/prod"; got != want {
 		t.Errorf("units = %s, want %s", got, want)
 	}
-	// The remote kustomization, and a file beside a kustomization that no
-	// build reads.
-	if len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0].Reason, "remote base") ||
-		filepath.ToSlash(res.Skipped[1].Pos.File) != "testdata/repo/kust/overlays/prod/unused_patch.yaml" || res.Skipped[1].Reason != unusedInKustomization {
-		t.Errorf("skipped = %v, want the remote kustomization and unused_patch.yaml", res.Skipped)
+	// The remote kustomization and the file it reads, and a patch beside a
+	// kustomization that no build reads.
+	var skipped []string
+	for _, s := range res.Skipped {
+		skipped = append(skipped, filepath.ToSlash(s.Pos.File)+": "+s.Reason)
+	}
+	want := []string{
+		"testdata/repo/kust/remote/kustomization.yaml: " + reasonRemoteKust,
+		"testdata/repo/kust/overlays/prod/unused_patch.yaml: " + ReasonPatch,
+		"testdata/repo/kust/remote/local.yaml: " + ReasonRemoteInput,
+	}
+	if strings.Join(skipped, "\n") != strings.Join(want, "\n") {
+		t.Errorf("skipped:\n%s\nwant:\n%s", strings.Join(skipped, "\n"), strings.Join(want, "\n"))
 	}
 	if res.Count("chart") != 1 || res.Count("kustomization") != 1 {
 		t.Errorf("rendered %d charts and %d kustomizations, want 1 and 1", res.Count("chart"), res.Count("kustomization"))

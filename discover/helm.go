@@ -20,8 +20,17 @@ import (
 // renderChart renders the chart in dir with Helm's own loader and engine, as
 // `helm template` would, offline: dependencies come from charts/ or from a
 // file:// repository, never from the network, and the engine has no
-// cluster (lookup returns nothing).
-func renderChart(dir string, opts Options) *manifest.Source {
+// cluster (lookup returns nothing). What Helm logs while it loads and
+// renders (a symbolic link it follows, a value it skips) comes back as
+// warnings naming the chart's file.
+func renderChart(dir string, opts Options) (*manifest.Source, []error) {
+	logged := captureOutput()
+	src := render(dir, opts)
+	return src, helmNotes(dir, logged())
+}
+
+// render is renderChart without the log.
+func render(dir string, opts Options) *manifest.Source {
 	chartFile := filepath.Join(dir, "Chart.yaml")
 	src := &manifest.Source{Path: chartFile}
 	fail := func(pos manifest.Position, format string, args ...any) *manifest.Source {
@@ -70,11 +79,13 @@ func renderChart(dir string, opts Options) *manifest.Source {
 	rel := chartutil.ReleaseOptions{Name: orDefault(set.ReleaseName, "release-name"), Namespace: orDefault(set.Namespace, "default"), Revision: 1, IsInstall: true}
 	values, err := chartutil.ToRenderValues(ch, vals, rel, caps)
 	if err != nil {
-		return fail(manifest.Position{}, "Helm values: %v", err)
+		src.Errs = append(src.Errs, valuesError(ch, dir, set, err))
+		return src
 	}
 	rendered, err := engine.Render(ch, values)
 	if err != nil {
-		return fail(manifest.Position{}, "helm template failed: %v", err)
+		src.Errs = append(src.Errs, templateError(ch, dir, set, err))
+		return src
 	}
 	names := make([]string, 0, len(rendered))
 	for name := range rendered {
@@ -84,7 +95,7 @@ func renderChart(dir string, opts Options) *manifest.Source {
 	doc := 0
 	for _, crd := range ch.CRDObjects() {
 		file := diskPath(dir, crd.Filename)
-		objs, errs := manifest.Parse(file, crd.File.Data)
+		objs, errs := manifest.ParseRendered(file, crd.File.Data)
 		src.Errs = append(src.Errs, errs...)
 		for _, o := range objs {
 			o.Unit = dir
@@ -98,33 +109,43 @@ func renderChart(dir string, opts Options) *manifest.Source {
 			continue
 		}
 		file := diskPath(dir, name)
-		objs, errs := manifest.Parse(file, []byte(text))
-		for _, err := range errs {
-			src.Errs = append(src.Errs, renderedError(err, name))
-		}
-		tmpl := templateOf(ch, name)
-		lines := traceLines(text, tmpl)
-		for _, o := range objs {
-			n := o.Node()
-			mapLines(n, lines)
-			if n.Line == 0 {
-				n.Line, n.Column = 1, 1
+		lines := traceLines(text, templateOf(ch, name))
+		for _, d := range splitRendered(text) {
+			objs, errs := manifest.ParseRendered(file, []byte(d.text))
+			for _, err := range errs {
+				src.Errs = append(src.Errs, renderedError(err, name, d))
 			}
-			ro, err := manifest.NewRenderedObject(file, dir, doc, n)
-			doc++
-			if err != nil {
-				src.Errs = append(src.Errs, renderedError(err, name))
-				continue
+			for _, o := range objs {
+				n := o.Node()
+				shiftNode(n, d.line-1, d.col-1)
+				mapLines(n, lines)
+				if n.Line == 0 {
+					n.Line, n.Column = 1, 1
+				}
+				fillPositions(n)
+				ro, err := manifest.NewRenderedObject(file, dir, doc, n)
+				doc++
+				if err != nil {
+					src.Errs = append(src.Errs, renderedError(err, name, renderedDoc{line: 1, col: 1}))
+					continue
+				}
+				src.Objects = append(src.Objects, ro)
 			}
-			src.Objects = append(src.Objects, ro)
 		}
 	}
 	return src
 }
 
-// renderedError says an error's line is in the rendered output of a template.
-func renderedError(err error, name string) error {
+// renderedError says an error's line is in the rendered output of a
+// template; d is where the document the error's line counts in starts.
+func renderedError(err error, name string, d renderedDoc) error {
 	if e, ok := err.(*manifest.Error); ok {
+		if e.Pos.Line == 1 {
+			e.Pos.Column += d.col - 1
+		}
+		if e.Pos.Line > 0 {
+			e.Pos.Line += d.line - 1
+		}
 		e.Msg += " (in the rendered output of " + name + ", line " + strconv.Itoa(e.Pos.Line) + ")"
 		return e
 	}

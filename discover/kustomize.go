@@ -3,7 +3,6 @@ package discover
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -32,18 +31,21 @@ type kustBuild struct {
 	// component is set for kind: Component, which only the kustomizations
 	// including it build.
 	component bool
+	// failed is set when kustomize could not build it (the error is in source).
+	failed bool
 }
 
 // buildKustomizations builds each kustomization directory, in parallel,
 // results in the order of dirs.
 //
 // kustomize prints deprecation warnings to os.Stderr once per
-// kustomization it reads (a base read by ten overlays: ten times); they are
-// collected and returned once each.
+// kustomization it reads (a base read by ten overlays: ten times), and a
+// few other lines through the log package; they are collected and
+// returned once each, for the caller to say in its own words.
 func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
 	shared := &buildShared{sources: newSources(), origins: newOriginIndex()}
-	notes := captureStderr()
+	notes := captureOutput()
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
@@ -61,37 +63,6 @@ func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	close(work)
 	wg.Wait()
 	return out, notes()
-}
-
-// captureStderr points os.Stderr at a pipe until the returned function is
-// called, which restores it and returns the distinct lines written, in order.
-func captureStderr() func() []string {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return func() []string { return nil }
-	}
-	saved := os.Stderr
-	os.Stderr = w
-	done := make(chan []string)
-	go func() {
-		data, _ := io.ReadAll(r)
-		var lines []string
-		seen := map[string]bool{}
-		for _, l := range strings.Split(string(data), "\n") {
-			if l = strings.TrimSpace(strings.TrimPrefix(l, "# ")); l != "" && !seen[l] {
-				seen[l] = true
-				lines = append(lines, l)
-			}
-		}
-		done <- lines
-	}()
-	return func() []string {
-		os.Stderr = saved
-		w.Close()
-		lines := <-done
-		r.Close()
-		return lines
-	}
 }
 
 // buildShared is what the builds of one discovery share: the resource
@@ -127,10 +98,34 @@ func buildKustomization(dir string, shared *buildShared) *kustBuild {
 	}
 	if err != nil {
 		src.Errs = append(src.Errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize build failed: " + plainKustomizeError(err)})
+		b.failed = true
 		return b
 	}
 	src.Objects, src.Errs = objs, append(src.Errs, errs...)
 	return b
+}
+
+// withoutPartial returns the objects of a build's output but those that
+// lack what every object of their kind has (a StatefulSet without
+// spec.selector, a container without an image), which it returns as
+// skipped. Such an object cannot be created: an overlay outputs it to
+// update an object that already exists (argo-cd's controller-deployment,
+// applied over an install, scales its StatefulSet to 0 so), and what the
+// server makes of an update depends on the live object, which kiln does
+// not have.
+func withoutPartial(objs []*manifest.Object, kustFile string) ([]*manifest.Object, []manifest.Skipped) {
+	var keep []*manifest.Object
+	var partial []manifest.Skipped
+	for _, o := range objs {
+		n := o.Node()
+		if missing := missingRequired(o.Group(), o.Kind, n); missing != "" {
+			partial = append(partial, manifest.Skipped{Pos: o.Pos(), Reason: ReasonPartialOutput,
+				Detail: o.Kind + " " + o.Name + " " + missing + ", in the output of " + kustFile})
+			continue
+		}
+		keep = append(keep, o)
+	}
+	return keep, partial
 }
 
 // runKustomize builds b.dir, reading large CRDs with schema placeholders
@@ -161,6 +156,7 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 			originFile = filepath.Join(b.dir, rel)
 		}
 		file := shared.origins.place(b.file, originFile, originLine, tree.generators, node)
+		fillPositions(node)
 		o, err := manifest.NewRenderedObject(file, b.dir, i, node)
 		if err != nil {
 			errs = append(errs, err)

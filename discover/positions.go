@@ -56,6 +56,24 @@ func copyPositions(rendered, src *yaml.Node) {
 	}
 }
 
+// fillPositions gives every node of a rendered tree whose position is
+// unknown (0: a line of a chart's output that cannot be traced to its
+// template, a field a kustomize patch added) the position of its nearest
+// parent that has one, so that nothing read from the tree, a finding or a
+// reading note, points at line 0. The root must have a position.
+func fillPositions(n *yaml.Node) {
+	for i, c := range n.Content {
+		if c.Line == 0 {
+			from := n
+			if n.Kind == yaml.MappingNode && i%2 == 1 {
+				from = n.Content[i-1] // a value is where its key is
+			}
+			c.Line, c.Column = from.Line, from.Column
+		}
+		fillPositions(c)
+	}
+}
+
 func lookupNode(m *yaml.Node, key string) *yaml.Node {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil

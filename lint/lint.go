@@ -86,7 +86,9 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 		}
 		files[i], errs[i] = fo, src.Errs
 		if src.AllSkipped() {
-			skipped[i] = &manifest.Skipped{Pos: manifest.Position{File: src.Path}, Reason: src.Skipped[0].Reason}
+			s := src.Skipped[0]
+			s.Pos = manifest.Position{File: src.Path}
+			skipped[i] = &s
 		}
 	}
 	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, refs: refs, record: record})

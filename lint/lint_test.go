@@ -389,3 +389,38 @@ func TestContextLetGo(t *testing.T) {
 		t.Errorf("want 60 psa/privileged findings:\n%s", got)
 	}
 }
+
+// TestSkippedFiles: files that are not Kubernetes are counted as skipped
+// with their reason and never fail the run; a manifest that does not parse
+// stays an input error.
+func TestSkippedFiles(t *testing.T) {
+	dir := "testdata/skipped"
+	files := expand(t, dir)
+	out, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: files}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Result.Close()
+	got := map[string]string{}
+	for _, s := range out.Skipped {
+		got[filepath.ToSlash(s.Pos.File)] = s.Reason
+	}
+	for _, e := range out.Errs {
+		got[filepath.ToSlash(e.(*manifest.Error).Pos.File)] = "error: " + e.Error()
+	}
+	tests := []struct{ file, want string }{
+		{"samples/seed.yaml", manifest.NotKubernetesReason},
+		{"values.yaml", "no apiVersion or kind (not a Kubernetes object)"},
+		{"template.yaml", "a template ({{ }} syntax), not a manifest: lint the chart or the rendered output"},
+		{"broken.yaml", "error: " + dir + "/broken.yaml:7:1: invalid YAML"},
+		{"good.yaml", ""},
+	}
+	for _, tt := range tests {
+		if g := got[dir+"/"+tt.file]; !strings.HasPrefix(g, tt.want) || (tt.want == "") != (g == "") {
+			t.Errorf("%s: %q, want %q", tt.file, g, tt.want)
+		}
+	}
+	if out.Result.Summary.Objects != 1 {
+		t.Errorf("%d objects, want good.yaml's one", out.Result.Summary.Objects)
+	}
+}

@@ -348,7 +348,7 @@ func TestReadDirectory(t *testing.T) {
 	write("c.txt", "not yaml")
 	write(".git/x.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n")
 	write(".kiln.yaml", "rules: {}\n")
-	write("bad.yaml", "a: [\n")
+	write("bad.yaml", "apiVersion: v1\nkind: [\n") // a manifest that does not parse
 	set := Read([]string{dir}, nil)
 	var names []string
 	for _, o := range set.Objects() {
@@ -493,6 +493,13 @@ func TestParseSkipping(t *testing.T) {
 		{"template outside a chart", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n", []string{"4:10 a template ({{ }} syntax)"}, ""},
 		{"invalid YAML without template syntax stays an error", "apiVersion: v1\nkind: [\n", nil, "invalid YAML"},
 		{"apiVersion without kind stays an error", "apiVersion: v1\nmetadata: {}\n", nil, "object has no kind"},
+		// A database seed under a samples folder: neither YAML nor JSON, and
+		// nothing in it says Kubernetes.
+		{"seed file of flow mappings", "{score: 4, name: a}\n{score: 5, name: b}\n", []string{"2:1 " + NotKubernetesReason}, ""},
+		{"broken tool config", "steps:\n  - run: make\n  - run: a: b\n", []string{"3:1 " + NotKubernetesReason}, ""},
+		{"invalid YAML naming a kind stays an error", "metadata:\n  name: a\nkind: Pod\n  spec: [\n", nil, "invalid YAML"},
+		{"invalid JSON naming an apiVersion stays an error", `{"apiVersion": "v1", "kind": "Pod"}{"apiVersion": `, nil, "invalid JSON"},
+		{"flow-style object that does not parse stays an error", "{apiVersion: v1, kind: Pod\n", nil, "invalid YAML"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -517,6 +524,20 @@ func TestParseSkipping(t *testing.T) {
 				t.Errorf("errors %v, want %q", joined, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestParseRenderedKeepsErrors: a tool's output that does not parse is an
+// error, whatever it looks like (Helm refuses it too), where the same text
+// in a file of the repository is skipped.
+func TestParseRenderedKeepsErrors(t *testing.T) {
+	for _, in := range []string{"{score: 4}\n{score: 5}\n", "name: {{ .Values.name }}\n  x: ["} {
+		if _, errs := ParseRendered("t.yaml", []byte(in)); len(errs) == 0 {
+			t.Errorf("ParseRendered(%q) has no error", in)
+		}
+		if _, skipped, errs := ParseSkipping("t.yaml", []byte(in)); len(errs) > 0 || len(skipped) == 0 {
+			t.Errorf("ParseSkipping(%q) = %v, %v; want it skipped", in, skipped, errs)
+		}
 	}
 }
 

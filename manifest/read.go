@@ -42,10 +42,13 @@ type Source struct {
 	streamed int
 }
 
-// Skipped is a document that is not a Kubernetes object, and why.
+// Skipped is a document or file that is not linted, and why. Reason is
+// one of a few fixed sentences (reports count files by it); Detail, when
+// set, says what made this file fall under it.
 type Skipped struct {
 	Pos    Position
 	Reason string
+	Detail string
 }
 
 // AllSkipped reports whether every document of the file was skipped: the
@@ -252,11 +255,12 @@ func ReadFileEach(path string, stdin io.Reader, n int, fn func(objs []*Object)) 
 	}
 	data = normalize(data)
 	s := &stream{data: data}
-	src.Skipped, src.Errs = parse(src.Path, data, n, func(objs []*Object) {
+	skipped, errs := parse(src.Path, data, n, func(objs []*Object) {
 		s.retain(objs)
 		src.streamed += len(objs)
 		fn(objs)
 	})
+	src.Skipped, src.Errs = notManifest(src.Path, data, skipped, errs)
 	return src
 }
 
@@ -297,7 +301,9 @@ func tooLarge(path string) error {
 // documents that are not Kubernetes objects (neither apiVersion nor kind)
 // are skipped; List kinds are expanded into their items. A document that
 // fails to parse ends the stream (YAML cannot resynchronise after a syntax
-// error); an object missing one of apiVersion and kind is reported.
+// error); an object missing one of apiVersion and kind is reported. A file
+// that does not parse and is not meant as a manifest (template syntax, no
+// apiVersion or kind anywhere) is skipped, not an error.
 func Parse(file string, data []byte) ([]*Object, []error) {
 	objs, _, errs := ParseSkipping(file, data)
 	return objs, errs
@@ -307,8 +313,19 @@ func Parse(file string, data []byte) ([]*Object, []error) {
 // Kubernetes objects, with their positions and why.
 func ParseSkipping(file string, data []byte) ([]*Object, []Skipped, []error) {
 	var objs []*Object
-	skipped, errs := parse(file, normalize(data), 0, func(o []*Object) { objs = append(objs, o...) })
+	data = normalize(data)
+	skipped, errs := parse(file, data, 0, func(o []*Object) { objs = append(objs, o...) })
+	skipped, errs = notManifest(file, data, skipped, errs)
 	return objs, skipped, errs
+}
+
+// ParseRendered is Parse for a tool's output (a chart's rendered
+// template): what does not parse is an error whatever the text looks
+// like, as it is for the tool itself.
+func ParseRendered(file string, data []byte) ([]*Object, []error) {
+	var objs []*Object
+	_, errs := parse(file, normalize(data), 0, func(o []*Object) { objs = append(objs, o...) })
+	return objs, errs
 }
 
 // parse is ParseSkipping that hands the objects to emit about batch at a
@@ -389,29 +406,65 @@ func parse(file string, data []byte, batch int, emit func([]*Object)) ([]Skipped
 		}
 		objs, errs = appendDecoded(objs, errs, o, start, in)
 	}
-	if len(errs) > 0 && isTemplate(data) {
-		// A file of Go or Jinja template syntax outside a chart is not
-		// YAML yet: say so instead of reporting what its syntax breaks.
-		for _, err := range errs {
-			pos := Position{File: file}
-			if e, ok := err.(*Error); ok {
-				pos = e.Pos
-			}
-			skipped = append(skipped, Skipped{Pos: pos, Reason: templateReason})
-		}
-		errs = nil
-	}
 	if len(objs) > 0 {
 		emit(objs)
 	}
 	return skipped, errs
 }
 
+// notManifest turns the problems of a file that was never meant as
+// Kubernetes YAML into skips: a file of template syntax ({{ }}) outside a
+// chart is not YAML yet, and a file that does not parse and names no
+// apiVersion or kind anywhere (a database seed of `{score: 4}` lines, a
+// broken tool config) is not a manifest at all. A file that names them
+// and does not parse stays an error: it is a manifest kubectl would refuse.
+// Only files the user's tree holds go through here; rendered output does
+// not (Helm refuses what does not parse).
+func notManifest(file string, data []byte, skipped []Skipped, errs []error) ([]Skipped, []error) {
+	if len(errs) == 0 {
+		return skipped, errs
+	}
+	posOf := func(err error) Position {
+		if e, ok := err.(*Error); ok {
+			return e.Pos
+		}
+		return Position{File: file}
+	}
+	switch {
+	case isTemplate(data):
+		for _, err := range errs {
+			skipped = append(skipped, Skipped{Pos: posOf(err), Reason: templateReason})
+		}
+	case !namesObjectType(data):
+		// The whole file is one thing: what its first documents were
+		// matters no more.
+		skipped = []Skipped{{Pos: posOf(errs[0]), Reason: NotKubernetesReason}}
+	default:
+		return skipped, errs
+	}
+	return skipped, nil
+}
+
 // templateReason is why a file of unrendered template syntax is skipped.
 const templateReason = "a template ({{ }} syntax), not a manifest: lint the chart or the rendered output"
 
+// NotKubernetesReason is why a file that does not parse and names no
+// apiVersion or kind is skipped.
+const NotKubernetesReason = "not a Kubernetes file (not valid YAML or JSON, and no apiVersion or kind in it)"
+
 func isTemplate(data []byte) bool {
 	return bytes.Contains(data, []byte("{{")) && bytes.Contains(data, []byte("}}"))
+}
+
+// objectTypeKey finds an apiVersion or kind key anywhere in a text: at a
+// line's start or after an indent, a "- ", a '{' or a ',' (YAML block or
+// flow style, JSON), quoted or not.
+var objectTypeKey = regexp.MustCompile(`(?m)(?:^|[\s{,\[-])["']?(?:apiVersion|kind)["']?\s*:`)
+
+// namesObjectType reports whether a text shows an apiVersion or kind key,
+// as every Kubernetes object has.
+func namesObjectType(data []byte) bool {
+	return objectTypeKey.Match(data)
 }
 
 // notAnObject says why a document is not a Kubernetes object ("" when it

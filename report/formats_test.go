@@ -554,3 +554,31 @@ func TestInputErrorsInEveryFormat(t *testing.T) {
 		t.Errorf("text summary:\n%s", text)
 	}
 }
+
+// TestSkippedByReason: the text summary counts skipped files by reason in
+// one line; --list-skipped lists each file with its reason and what put it
+// there.
+func TestSkippedByReason(t *testing.T) {
+	in := Inputs{Skipped: []manifest.Skipped{
+		{Pos: manifest.Position{File: "config/crd/patches/cainjection.yaml"}, Reason: "a kustomize patch", Detail: "CustomResourceDefinition without spec.group"},
+		{Pos: manifest.Position{File: "values.yaml"}, Reason: "no apiVersion or kind"},
+		{Pos: manifest.Position{File: "config/default/metrics_patch.yaml"}, Reason: "a kustomize patch", Detail: "Deployment without spec.selector"},
+	}}
+	tests := []struct {
+		list bool
+		want string
+	}{
+		{false, "skipped 3 files not linted: 2 a kustomize patch; 1 no apiVersion or kind (--list-skipped lists them)\n"},
+		{true, "skipped 3 files not linted: 2 a kustomize patch; 1 no apiVersion or kind\n" +
+			"  config/crd/patches/cainjection.yaml  a kustomize patch: CustomResourceDefinition without spec.group\n" +
+			"  values.yaml  no apiVersion or kind\n" +
+			"  config/default/metrics_patch.yaml  a kustomize patch: Deployment without spec.selector\n"},
+	}
+	for _, tt := range tests {
+		in.ListSkipped = tt.list
+		text := string(render(t, "text", &rules.Result{}, Options{Inputs: in}))
+		if !strings.Contains(text, tt.want) {
+			t.Errorf("list=%v: text\n%s\nwant it to hold\n%s", tt.list, text, tt.want)
+		}
+	}
+}

@@ -186,7 +186,11 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 		bw.WriteString(line + "\n")
 		if in.ListSkipped {
 			for _, s := range in.Skipped {
-				bw.WriteString("  " + s.Pos.String() + "  " + s.Reason + "\n")
+				line := "  " + s.Pos.String() + "  " + s.Reason
+				if s.Detail != "" {
+					line += ": " + s.Detail
+				}
+				bw.WriteString(line + "\n")
 			}
 		}
 	}

@@ -90,6 +90,23 @@ func (c *Config) ChartSettings(dir string) HelmChart {
 	return out
 }
 
+// ChartSetting names where the settings of the chart in dir are written:
+// "helm.charts.<dir>", dir as the config file's directory sees it (as the
+// current directory does when there is no config file); "helm" for a
+// chart in that directory itself, whose settings are helm's own.
+func (c *Config) ChartSetting(dir string) string {
+	key := filepath.Clean(dir)
+	if c.Path != "" {
+		if rel, err := filepath.Rel(absOr(filepath.Dir(c.Path)), absOr(dir)); err == nil {
+			key = rel
+		}
+	}
+	if key == "." {
+		return "helm"
+	}
+	return "helm.charts." + filepath.ToSlash(key)
+}
+
 // relative resolves paths written in the config against its directory.
 func (c *Config) relative(paths []string) []string {
 	out := make([]string, len(paths))

@@ -82,6 +82,13 @@ func TestHelmChartSettings(t *testing.T) {
 	if other := c.RuleConfig().ChartSettings("repo/charts/other"); other.Namespace != "" || len(other.Values) != 1 {
 		t.Errorf("another chart got %+v", other)
 	}
+	// The entry an error tells the user to write: the chart's directory as
+	// the config file sees it.
+	for dir, want := range map[string]string{"repo/charts/app": "helm.charts.charts/app", "repo/charts/app/": "helm.charts.charts/app", "repo": "helm"} {
+		if got := c.RuleConfig().ChartSetting(dir); got != want {
+			t.Errorf("ChartSetting(%q) = %q, want %q", dir, got, want)
+		}
+	}
 	if _, err := parse(".kiln.yaml", []byte("helm:\n  valuez: [x]\n")); err == nil || !strings.HasPrefix(err.Error(), ".kiln.yaml:2:3: unknown key helm.valuez") {
 		t.Errorf("error = %v", err)
 	}

@@ -144,7 +144,7 @@ func discoverAll(paths []string, cfg *rules.Config, opts *rules.Options) *discov
 		Excluded:    cfg.Excluded,
 		Chart: func(dir string) discover.ChartSettings {
 			c := cfg.ChartSettings(dir)
-			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set}
+			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set, Setting: cfg.ChartSetting(dir)}
 		},
 	})
 }
@@ -295,7 +295,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
 	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")
 	cmd.Flags().BoolVar(&repoCtx, "repo-context", false, "when only files are named (pre-commit's staged files), read the rest of their Git repository for its Namespaces, policies, params, CRDs and StorageClasses, as a whole-tree run would (nothing is reported on those files)")
-	cmd.Flags().BoolVar(&listSkipped, "list-skipped", false, "list the files skipped as not Kubernetes objects in the text output, with why")
+	cmd.Flags().BoolVar(&listSkipped, "list-skipped", false, "list each skipped file in the text output (not Kubernetes, a kustomize patch nothing applies, a file of a kustomization kiln does not build), with why")
 	return cmd
 }
 

@@ -46,7 +46,7 @@ func TestLintBadInput(t *testing.T) {
 		"empty/README":   "no manifests here",
 		"dupkey.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  a: 1\n  a: 2\n",
 		"tabbed.yml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n\tname: t\n",
-		"binary.json":    "\x00\x01\xff\xfe",
+		"binary.json":    "{\"apiVersion\": \"v1\", \"kind\": \x00\x01\xff\xfe", // a manifest with binary junk; junk alone is not Kubernetes (TestBadInputCorpus)
 		"nested/x.json":  `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`,
 	})
 	if err := os.Symlink(filepath.Join(dir, "gone.yaml"), filepath.Join(dir, "dangling.yaml")); err != nil {
@@ -63,7 +63,7 @@ func TestLintBadInput(t *testing.T) {
 		{"unreadable file", []string{"dangling.yaml"}, []string{"dangling.yaml: cannot read: no such file or directory"}},
 		{"directory with no manifests", []string{"empty"}, []string{"empty: directory holds no *.yaml"}},
 		{"tab indentation", []string{"tabbed.yml"}, []string{"tabbed.yml:4:1: invalid YAML", "tabs cannot indent"}},
-		{"binary junk", []string{"binary.json"}, []string{"binary.json:1:1: file holds a NUL byte"}},
+		{"binary junk in a manifest", []string{"binary.json"}, []string{"binary.json:1:30: file holds a NUL byte"}},
 		{"all at once, good files still linted", []string{"good.yaml", "invalid.yaml", "scalar.yaml", "noversion.yaml", "empty", "dangling.yaml"},
 			[]string{"invalid.yaml:4:1", "noversion.yaml:1:1", "empty: directory", "dangling.yaml: cannot read"}},
 	}
@@ -219,8 +219,8 @@ func TestLintRepositoryAsItIs(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if s := rep.Summary; s.Charts != 1 || s.Kustomizations != 1 || s.Skipped != 4 || s.InputErrors != 0 || len(rep.Errors) != 0 || s.Objects != 5 {
-		t.Errorf("summary = %+v, want 1 chart, 1 kustomization, 4 skipped (the remote kustomization, two non-objects, a patch no build reads), 5 objects, no input error", s)
+	if s := rep.Summary; s.Charts != 1 || s.Kustomizations != 1 || s.Skipped != 5 || s.InputErrors != 0 || len(rep.Errors) != 0 || s.Objects != 5 {
+		t.Errorf("summary = %+v, want 1 chart, 1 kustomization, 5 skipped (the remote kustomization and the file it reads, two non-objects, a patch no build reads), 5 objects, no input error", s)
 	}
 	files := map[string]bool{}
 	for _, f := range rep.Findings {

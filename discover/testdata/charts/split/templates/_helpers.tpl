@@ -1,0 +1,6 @@
+{{- define "split.volumes" -}}
+- name: config
+  configMap:
+    name: first
+    defaultMode: 0644
+{{- end -}}
