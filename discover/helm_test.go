@@ -38,7 +38,7 @@ func TestChartOutputSplitAsHelmSplitsIt(t *testing.T) {
 
 // TestRenderedPositionsAreNeverLineZero: a field a helper renders cannot be
 // traced to a template line; it points at its nearest traced parent, both
-// for findings (Locate) and for reading notes (a YAML 1.1 octal).
+// for findings (Locate) and for reading notes (a YAML 1.1 boolean).
 func TestRenderedPositionsAreNeverLineZero(t *testing.T) {
 	res := Discover([]string{"testdata/charts/split"}, Options{KubeVersion: manifest.LatestKube})
 	pod := objectByName(t, unitByDir(t, res, "testdata/charts/split"), "Pod", "web")
@@ -47,14 +47,14 @@ func TestRenderedPositionsAreNeverLineZero(t *testing.T) {
 	}
 	notes := pod.Notes()
 	if len(notes) != 1 || notes[0].Rule != manifest.NoteImplicitType {
-		t.Fatalf("notes = %+v, want the one on defaultMode: 0644", notes)
+		t.Fatalf("notes = %+v, want the one on optional: yes", notes)
 	}
 	// The helper's lines sit under `volumes:` (pod.yaml line 9).
 	if p := notes[0].Pos; p.Line != 9 || p.Column == 0 {
 		t.Errorf("note at %d:%d, want line 9 (volumes:), never 0", p.Line, p.Column)
 	}
-	if p := pod.Locate("spec.volumes[0].configMap.defaultMode"); p.Line != 9 {
-		t.Errorf("Locate(defaultMode) = %s, want line 9", p)
+	if p := pod.Locate("spec.volumes[0].configMap.optional"); p.Line != 9 {
+		t.Errorf("Locate(optional) = %s, want line 9", p)
 	}
 }
 

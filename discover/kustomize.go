@@ -105,29 +105,6 @@ func buildKustomization(dir string, shared *buildShared) *kustBuild {
 	return b
 }
 
-// withoutPartial returns the objects of a build's output but those that
-// lack what every object of their kind has (a StatefulSet without
-// spec.selector, a container without an image), which it returns as
-// skipped. Such an object cannot be created: an overlay outputs it to
-// update an object that already exists (argo-cd's controller-deployment,
-// applied over an install, scales its StatefulSet to 0 so), and what the
-// server makes of an update depends on the live object, which kiln does
-// not have.
-func withoutPartial(objs []*manifest.Object, kustFile string) ([]*manifest.Object, []manifest.Skipped) {
-	var keep []*manifest.Object
-	var partial []manifest.Skipped
-	for _, o := range objs {
-		n := o.Node()
-		if missing := missingRequired(o.Group(), o.Kind, n); missing != "" {
-			partial = append(partial, manifest.Skipped{Pos: o.Pos(), Reason: ReasonPartialOutput,
-				Detail: o.Kind + " " + o.Name + " " + missing + ", in the output of " + kustFile})
-			continue
-		}
-		keep = append(keep, o)
-	}
-	return keep, partial
-}
-
 // runKustomize builds b.dir, reading large CRDs with schema placeholders
 // when stub is set; err is the build's error, or errStubTouched.
 func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) ([]*manifest.Object, []error, error) {

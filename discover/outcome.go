@@ -24,10 +24,6 @@ const (
 	ReasonFailedInput = "read by a kustomization that kustomize cannot build (its error is reported)"
 	// ReasonComponentInput: a file of a Component that nothing includes.
 	ReasonComponentInput = "read by a kustomize Component that no kustomization in the input includes"
-	// ReasonPartialOutput: an object a kustomization outputs that cannot
-	// be created (it lacks what its kind requires), only applied over an
-	// existing object, which kiln cannot judge offline.
-	ReasonPartialOutput = "a partial object in a kustomization's output: it can only update an existing object, which kiln cannot judge offline"
 
 	reasonRemoteKust    = "kustomization with a remote base, which kiln never fetches"
 	reasonPluginKust    = "kustomization that needs a plugin or KRM function, which kiln never runs"
@@ -96,10 +92,7 @@ func settleKustomizations(builds []*kustBuild, notes []string) *kustOutcome {
 			out.skipped = append(out.skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: reasonComponentKust})
 			continue
 		}
-		var partial []manifest.Skipped
-		b.source.Objects, partial = withoutPartial(b.source.Objects, b.file)
 		out.units = append(out.units, &Unit{Kind: "kustomization", Dir: b.dir, Source: b.source})
-		out.skipped = append(out.skipped, partial...)
 	}
 	for _, b := range builds {
 		out.name(b)

@@ -2,5 +2,5 @@
 - name: config
   configMap:
     name: first
-    defaultMode: 0644
+    optional: yes
 {{- end -}}
