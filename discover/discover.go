@@ -262,6 +262,7 @@ func enclosing(file string, is func(dir string) bool) string {
 // Hidden files and directories are tooling, not manifests; a chart's
 // directory is its own (its templates are not manifests).
 func (c *candidates) walk(root string, res *Result) {
+	root = manifest.WalkRoot(root)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: path}, Msg: "cannot read: " + pathErr(err)})
@@ -348,11 +349,19 @@ func consumedUnder(consumed map[string]string, dir string) string {
 	return best
 }
 
+// absOr is the path's identity for matching what kiln and kustomize read:
+// absolute, and through no symbolic link (kustomize resolves links, so a
+// tree named through a linked directory must match what it reports);
+// cleaned as given when it cannot be resolved.
 func absOr(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
 	}
-	return filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(a); err == nil {
+		return r
+	}
+	return a
 }
 
 func pathErr(err error) string {

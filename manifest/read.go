@@ -136,7 +136,7 @@ func Expand(paths []string) ([]string, []error) {
 			continue
 		}
 		n := 0
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(WalkRoot(p), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				errs = append(errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
 				return nil
@@ -168,6 +168,18 @@ func Expand(paths []string) ([]string, []error) {
 		}
 	}
 	return files, errs
+}
+
+// WalkRoot is the root to give filepath.WalkDir for a directory named on
+// the command line: itself, or, when it is a symbolic link to a directory,
+// the link with a trailing separator, so that the walk enters it (WalkDir
+// follows no link, but a directory the user names is followed, as a shell
+// does; links inside it still are not).
+func WalkRoot(dir string) string {
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + string(filepath.Separator)
+	}
+	return dir
 }
 
 func pathErr(err error) string {
