@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -104,7 +105,11 @@ func (c *Config) ChartSetting(dir string) string {
 	if key == "." {
 		return "helm"
 	}
-	return "helm.charts." + filepath.ToSlash(key)
+	key = filepath.ToSlash(key)
+	if strings.HasPrefix(key, ".") || strings.ContainsAny(key, " :") {
+		return "helm.charts[" + strconv.Quote(key) + "]" // "helm.charts.../x" would read as nonsense
+	}
+	return "helm.charts." + key
 }
 
 // relative resolves paths written in the config against its directory.

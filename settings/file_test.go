@@ -84,7 +84,7 @@ func TestHelmChartSettings(t *testing.T) {
 	}
 	// The entry an error tells the user to write: the chart's directory as
 	// the config file sees it.
-	for dir, want := range map[string]string{"repo/charts/app": "helm.charts.charts/app", "repo/charts/app/": "helm.charts.charts/app", "repo": "helm"} {
+	for dir, want := range map[string]string{"repo/charts/app": "helm.charts.charts/app", "repo/charts/app/": "helm.charts.charts/app", "repo": "helm", "vendor/charts/db": `helm.charts["../vendor/charts/db"]`} {
 		if got := c.RuleConfig().ChartSetting(dir); got != want {
 			t.Errorf("ChartSetting(%q) = %q, want %q", dir, got, want)
 		}
