@@ -181,33 +181,36 @@ func zeroOf(goType string) any {
 // setAt replaces the value at path (which exists, or was left out of a
 // mapping).
 func setAt(content map[string]any, at []any, v any) bool {
-	var parent any = content
-	for _, s := range at[:len(at)-1] {
-		parent = step(parent, s)
-		if parent == nil {
-			return false
-		}
-	}
-	switch last := at[len(at)-1].(type) {
-	case string:
-		m, ok := parent.(map[string]any)
-		if !ok {
-			return false
-		}
-		m[last] = v
-	case int:
-		l, ok := parent.([]any)
-		if !ok || last < 0 || last >= len(l) {
-			return false
-		}
-		l[last] = v
-	}
-	return true
+	return atPath(content, at, func(m map[string]any, key string) bool {
+		m[key] = v
+		return true
+	}, func(l []any, i int) bool {
+		l[i] = v
+		return true
+	})
 }
 
 // removeAt leaves out the value at path: a key is deleted from its mapping,
 // a list entry becomes null (so the indexes of the others stay as written).
 func removeAt(content map[string]any, at []any) bool {
+	return atPath(content, at, func(m map[string]any, key string) bool {
+		if _, ok := m[key]; !ok {
+			return false
+		}
+		delete(m, key)
+		return true
+	}, func(l []any, i int) bool {
+		if l[i] == nil {
+			return false
+		}
+		l[i] = nil
+		return true
+	})
+}
+
+// atPath finds the mapping or list that holds the last step of path and
+// calls inMap or inList with it; false when the path does not lead there.
+func atPath(content map[string]any, at []any, inMap func(map[string]any, string) bool, inList func([]any, int) bool) bool {
 	var parent any = content
 	for _, s := range at[:len(at)-1] {
 		parent = step(parent, s)
@@ -218,19 +221,10 @@ func removeAt(content map[string]any, at []any) bool {
 	switch last := at[len(at)-1].(type) {
 	case string:
 		m, ok := parent.(map[string]any)
-		if !ok {
-			return false
-		}
-		if _, ok := m[last]; !ok {
-			return false
-		}
-		delete(m, last)
+		return ok && inMap(m, last)
 	case int:
 		l, ok := parent.([]any)
-		if !ok || last < 0 || last >= len(l) || l[last] == nil {
-			return false
-		}
-		l[last] = nil
+		return ok && last >= 0 && last < len(l) && inList(l, last)
 	}
 	return true
 }
