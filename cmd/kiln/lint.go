@@ -267,7 +267,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 				return err
 			}
 			found := discoverAll(args, cfg, opts)
-			in := lint.Input{Files: found.Files, Units: found.Units, Stdin: e.stdin, Policies: opts.Policies}
+			in := lint.Input{Files: found.Files, Units: found.Units, Stdin: e.stdin}
 			if repoCtx {
 				in.Context = repoContext(args, found, cfg)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -58,44 +59,10 @@ func newExplainCmd(e *env) *cobra.Command {
 	}
 }
 
-// unknownKindRule is the rule the "cel" checker reports only when policies
-// are in the input, described with examples that contain a policy.
-func unknownKindRule() *rules.Rule {
-	const policy = `apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: replicas}
-spec:
-  matchConstraints:
-    resourceRules: [{apiGroups: ["*"], apiVersions: ["*"], operations: [CREATE], resources: ["*"]}]
-  validations: [{expression: "true"}]
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: replicas}
-spec: {policyName: replicas, validationActions: [Deny]}
----
-`
-	objs, _ := manifest.Parse("policy.yaml", []byte(policy))
-	for _, r := range cel.New(objs, objs, cel.Options{UnknownKindRule: cel.DefaultUnknownKindRule}).Rules() {
-		if r.ID != cel.DefaultUnknownKindRule {
-			continue
-		}
-		x := *r
-		x.Fail = policy + "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: shop}\n"
-		x.Pass = policy + "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w, namespace: shop}\n"
-		return &x
-	}
-	return nil
-}
-
 // everyRule returns every rule kiln can report, sorted by ID: the registered
-// checkers' rules, the engine's kiln/unused-ignore, and policy/unknown-kind,
-// which appears only when the input holds policies.
+// checkers' rules and the engine's kiln/unused-ignore.
 func everyRule() []*rules.Rule {
 	all := append(rules.AllRules(), rules.UnusedIgnoreRule)
-	if r := unknownKindRule(); r != nil {
-		all = append(all, r)
-	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all
 }
@@ -107,15 +74,12 @@ func rulesInScope(paths []string) ([]*rules.Rule, error) {
 	if len(paths) == 0 {
 		return all, nil
 	}
-	policies, err := cel.PolicyRules(paths)
-	if err != nil {
-		return nil, &exitError{code: exitInput, msg: err.Error()}
+	set := manifest.Read(paths, nil)
+	if errs := set.Errors(); len(errs) > 0 {
+		manifest.SortErrors(errs)
+		return nil, &exitError{code: exitInput, msg: errors.Join(errs...).Error()}
 	}
-	for _, p := range policies {
-		if p.ID != cel.DefaultUnknownKindRule {
-			all = append(all, p)
-		}
-	}
+	all = append(all, cel.PolicyRules(set.Objects())...)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all, nil
 }
