@@ -38,6 +38,9 @@ type Input struct {
 	// StorageClasses count as in a whole-tree run. Nothing is reported on
 	// them.
 	Context []string
+	// KeepContent leaves the objects of Units their content once judged,
+	// for a caller that reads them afterwards (kiln fix edits them).
+	KeepContent bool
 }
 
 // Output is a run's result and what reading the inputs found.
@@ -55,14 +58,15 @@ type Output struct {
 // them, sorted, to a temp file (rules.Engine.SpillAfter): a few MB.
 const spillAfter = 4096
 
-// Run lints the input with the engine (whose DropContent it sets, its
+// Run lints the input with the engine (whose DropContent it sets unless the
+// input keeps content, its
 // Given if it is nil, and SpillAfter if it is 0: the Result may hold its
 // findings in a temp file, read with Each; Close it; a SpillAfter below 0
 // never spills). With refs, each file of the Result lists its objects (for
 // per-object reports); else only the files are listed.
 func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	e := *eng
-	e.DropContent = true
+	e.DropContent = !in.KeepContent
 	if e.SpillAfter == 0 {
 		e.SpillAfter = spillAfter
 	}
