@@ -42,7 +42,7 @@ type Linted struct {
 // renders the kustomizations and charts, compiles the App specs and judges
 // every object, streamed, a file at a time.
 func (s *Session) Lint(paths []string, o LintOptions) (*Linted, error) {
-	found := s.discover(paths)
+	found := s.discover(paths, nil)
 	in := lint.Input{Files: found.Files, Units: found.Units, Stdin: s.Stdin}
 	if o.RepoContext {
 		in.Context = repoContext(paths, found, s.Config)
@@ -58,8 +58,9 @@ func (s *Session) Lint(paths []string, o LintOptions) (*Linted, error) {
 }
 
 // discover finds the files, kustomizations and charts under the paths
-// (default ".") and renders the latter.
-func (s *Session) discover(paths []string) *discover.Result {
+// (default ".") and renders the latter, kustomize reading the files in
+// edited (by absolute path) as they are there.
+func (s *Session) discover(paths []string, edited map[string][]byte) *discover.Result {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
@@ -67,6 +68,7 @@ func (s *Session) discover(paths []string) *discover.Result {
 	return discover.Discover(paths, discover.Options{
 		KubeVersion: s.Options.KubeVersion,
 		Excluded:    cfg.Excluded,
+		Edited:      edited,
 		Chart: func(dir string) discover.ChartSettings {
 			c := cfg.ChartSettings(dir)
 			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set, Setting: cfg.ChartSetting(dir)}

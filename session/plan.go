@@ -39,7 +39,7 @@ func (s *Session) PlanPSA(paths []string) (*Planned, error) {
 // the files discovered, the kustomizations and charts rendered, and the
 // App specs compiled (objs). inputErrs are every read and spec problem.
 func (s *Session) readAll(paths []string) (set *manifest.Set, objs []*manifest.Object, inputErrs []error) {
-	found := s.discover(paths)
+	found := s.discover(paths, nil)
 	set = manifest.ReadFiles(found.Files, s.Stdin)
 	set.Errs = append(found.Errs, set.Errs...)
 	for _, u := range found.Units {

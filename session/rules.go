@@ -51,9 +51,13 @@ func Rule(id string, paths []string) (*rules.Rule, error) {
 	return found, nil
 }
 
-// CheckFixRules refuses a --rule pattern of kiln fix that matches no rule
-// kiln fix repairs.
-func CheckFixRules(patterns []string) error {
+// CheckFixFlags refuses a --run-as-user of kiln fix that is root (0, when
+// given) or negative, and a --rule pattern that matches no rule kiln fix
+// repairs.
+func CheckFixFlags(patterns []string, runAsUser int64, userGiven bool) error {
+	if runAsUser < 0 || userGiven && runAsUser == 0 {
+		return fmt.Errorf("--run-as-user %d: use a non-root user ID (1 or more)", runAsUser)
+	}
 	for _, p := range patterns {
 		if !fix.MatchesAnyRule(p, checkers.Fixable()) {
 			return fmt.Errorf("--rule %q matches no rule kiln fix repairs; use one of %s", p, strings.Join(checkers.Fixable(), ", "))

@@ -27,10 +27,7 @@ func newFixCmd(e *env) *cobra.Command {
 			if err := report.CheckFormat(format); err != nil {
 				return err
 			}
-			if runAsUser < 0 || cmd.Flags().Changed("run-as-user") && runAsUser == 0 {
-				return usageErrorf("--run-as-user %d: use a non-root user ID (1 or more)", runAsUser)
-			}
-			if err := session.CheckFixRules(only); err != nil {
+			if err := session.CheckFixFlags(only, runAsUser, cmd.Flags().Changed("run-as-user")); err != nil {
 				return err
 			}
 			s, err := newSession(e, flags, args)
@@ -60,10 +57,13 @@ func newFixCmd(e *env) *cobra.Command {
 			}); err != nil {
 				return err
 			}
+			for _, w := range out.Warnings {
+				fmt.Fprintln(e.stderr, w)
+			}
 			return s.Verdict(out.Remaining, out.InputErrs)
 		},
 	}
-	flags = settings.RegisterFlags(cmd.Flags(), settings.Lint, settings.FailOn)
+	flags = settings.RegisterFlags(cmd.Flags(), settings.Lint, settings.FailOn, settings.Helm)
 	fl := cmd.Flags()
 	fl.BoolVar(&dryRun, "dry-run", false, "print a unified diff of the changes on stdout and write nothing (the rest goes to stderr)")
 	fl.StringArrayVar(&only, "rule", nil, "fix only findings of this rule ID or glob, e.g. psa/runAsNonRoot or 'psa/*' (repeatable)")
