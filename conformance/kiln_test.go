@@ -65,7 +65,7 @@ func lintCorpus(t *testing.T, paths []string) *linted {
 	})
 	rec := &recorder{seen: map[*manifest.Object]*judged{}}
 	eng := &rules.Engine{Checkers: append([]*rules.Checker{rec.checker()}, rules.Registered()...), Options: opts, Config: cfg}
-	out, err := lint.Run(eng, lint.Input{Files: found.Files, Units: found.Units, Policies: opts.Policies}, false)
+	out, err := lint.Run(eng, lint.Input{Files: found.Files, Units: found.Units}, false)
 	if err != nil {
 		t.Fatalf("kiln lint %s: %v", strings.Join(paths, " "), err)
 	}
@@ -101,7 +101,7 @@ type recorder struct {
 // ones are judged as themselves, already admitted), its judge every other
 // object before admission.
 func (r *recorder) checker() *rules.Checker {
-	return &rules.Checker{Name: "conformance-recorder", Before: func(p *rules.Pass) (rules.Judge, error) {
+	return &rules.Checker{Name: "conformance-recorder", Requires: []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies, rules.StorageClasses}, Before: func(p *rules.Pass) (rules.Judge, error) {
 		for _, o := range p.Objects {
 			if !o.ReadAhead { // a first-pass copy: the document is read again and judged
 				r.keep(o)

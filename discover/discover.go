@@ -23,6 +23,10 @@ type Options struct {
 	Chart func(dir string) ChartSettings
 	// Excluded reports whether a path is excluded by the config.
 	Excluded func(path string) bool
+	// Edited are files a kustomize build reads with this content instead
+	// of what is on disk, by absolute path: kiln fix --dry-run judges its
+	// edits of resource files before it writes them (or without).
+	Edited map[string][]byte
 }
 
 // ChartSettings are how one chart is rendered.

@@ -44,7 +44,7 @@ type kustBuild struct {
 // returned once each, for the caller to say in its own words.
 func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
-	shared := &buildShared{sources: newSources(), origins: newOriginIndex()}
+	shared := &buildShared{sources: newSources(), origins: &originIndex{edited: opts.Edited}, edited: opts.Edited}
 	notes := captureOutput()
 	work := make(chan int)
 	var wg sync.WaitGroup
@@ -70,6 +70,7 @@ func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 type buildShared struct {
 	sources *sources
 	origins *originIndex
+	edited  map[string][]byte // Options.Edited
 }
 
 // buildKustomization runs kustomize's own kustomizer (krusty) on dir, with
@@ -108,7 +109,7 @@ func buildKustomization(dir string, shared *buildShared) *kustBuild {
 // runKustomize builds b.dir, reading large CRDs with schema placeholders
 // when stub is set; err is the build's error, or errStubTouched.
 func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) ([]*manifest.Object, []error, error) {
-	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), read: b.read, resources: tree.resources, sources: shared.sources, stub: stub}
+	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), read: b.read, resources: tree.resources, sources: shared.sources, stub: stub, edited: shared.edited}
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
 	m, err := k.Run(rfs, absOr(b.dir))
 	if err != nil {
@@ -179,6 +180,7 @@ type recordingFS struct {
 	resources map[string]bool
 	sources   *sources
 	stub      bool
+	edited    map[string][]byte // Options.Edited
 }
 
 func (f *recordingFS) ReadFile(path string) ([]byte, error) {
@@ -187,6 +189,9 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 		return data, err
 	}
 	abs := absOr(path)
+	if e, ok := f.edited[abs]; ok {
+		data = e
+	}
 	f.mu.Lock()
 	f.read[abs] = true
 	f.mu.Unlock()
@@ -296,7 +301,8 @@ func isRemote(ref string) bool {
 // originIndex parses each origin file once and places rendered objects on
 // the objects they came from.
 type originIndex struct {
-	files onceMap[[]*manifest.Object]
+	files  onceMap[[]*manifest.Object]
+	edited map[string][]byte // Options.Edited
 }
 
 func newOriginIndex() *originIndex { return &originIndex{} }
@@ -361,9 +367,12 @@ func lineOf(file, prefix string) int {
 // only object of that kind.
 func (x *originIndex) match(file string, line int, rendered *yaml.Node) *yaml.Node {
 	objs := x.files.get(file, func() []*manifest.Object {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil
+		data, ok := x.edited[absOr(file)]
+		if !ok {
+			var err error
+			if data, err = os.ReadFile(file); err != nil {
+				return nil
+			}
 		}
 		objs, _ := manifest.Parse(file, data)
 		return objs

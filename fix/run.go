@@ -5,22 +5,37 @@ import (
 	"io"
 
 	"github.com/kilnhq/kiln/internal/atomicfile"
-	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
 
-// Linter lints objects as kiln lint does (specs compiled, the config
-// applied); files says which file each object came from. It returns the
-// result and the errors of bad inputs (App specs that do not compile).
-type Linter func(objs []*manifest.Object, files []rules.FileObjects) (*rules.Result, []error, error)
+// Judged is a judgement of the input: its findings, and where the repairs
+// they carry are made.
+type Judged struct {
+	Result *rules.Result
+	// InputErrs are the inputs that could not be read, parsed or compiled.
+	InputErrs []error
+	// Files are the files the repairs are made in, and Findings the
+	// findings as those files' objects carry them: a finding on an object
+	// kustomize rendered is on the resource document it was rendered from
+	// (OnSource).
+	Files    []*File
+	Findings []rules.Finding
+	// Notes are the repairs kiln fix cannot make in a file, each with what
+	// to change instead (an object rendered from a Helm template:
+	// TemplateAdvice), one line each.
+	Notes []string
+	// Warnings are what reading the input noted without failing
+	// (kustomize's deprecations).
+	Warnings []error
+}
 
 // RunOptions configure Run.
 type RunOptions struct {
 	Options
-	// Lint judges the files before and after fixing.
-	Lint Linter
-	// Skip, when set, leaves out the paths it reports (the config's exclusions).
-	Skip func(path string) bool
+	// Judge judges the input as kiln lint does: before fixing (edited is
+	// nil) and after, with the new content of the files that changed in
+	// edited (by path), written or not (--dry-run).
+	Judge func(edited map[string][]byte) (*Judged, error)
 	// DryRun writes nothing; each change is a unified diff on Diff instead.
 	DryRun bool
 	Diff   io.Writer
@@ -30,37 +45,29 @@ type RunOptions struct {
 
 // Outcome is what a Run did and what remains.
 type Outcome struct {
-	// Remaining is the lint of the files as they are after fixing.
+	// Remaining is the judgement of the input as it is after fixing.
 	Remaining *rules.Result
-	// InputErrs are files that could not be read, parsed, compiled or
+	// InputErrs are inputs that could not be read, parsed, compiled or
 	// written (those are left unchanged).
 	InputErrs []error
 	// Fixes and Files count the changes made and the files they are in.
 	Fixes, Files int
+	// Warnings are what reading the input noted without failing.
+	Warnings []error
 }
 
-// Run is kiln fix: it reads the files under paths, lints them, fixes what
-// the findings allow, writes the files that change (atomically, keeping
-// their mode) or their diffs, and lints the result. An error means the
-// lint itself could not run.
-func Run(paths []string, o RunOptions) (*Outcome, error) {
-	expanded, inputErrs := manifest.Expand(paths)
-	var files []*File
-	for _, p := range expanded {
-		if o.Skip != nil && o.Skip(p) {
-			continue
-		}
-		f := ReadFile(p)
-		inputErrs = append(inputErrs, f.Errs...)
-		files = append(files, f)
-	}
-	res, specErrs, err := o.Lint(objectsOf(files, nil))
+// Run is kiln fix: it judges the input, makes the repairs the findings
+// carry in their files, writes the files that change (atomically, keeping
+// their mode) or their diffs, says what it cannot repair, and judges the
+// result. An error means the judgement itself could not run.
+func Run(o RunOptions) (*Outcome, error) {
+	j, err := o.Judge(nil)
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{InputErrs: append(inputErrs, specErrs...)}
-	after := map[*File][]byte{}
-	for _, r := range Fix(files, res.Findings, o.Options) {
+	out := &Outcome{InputErrs: j.InputErrs, Warnings: j.Warnings}
+	after := map[string][]byte{}
+	for _, r := range Fix(j.Files, j.Findings, o.Options) {
 		if r.Err != nil {
 			out.InputErrs = append(out.InputErrs, fmt.Errorf("%v (file left unchanged)", r.Err))
 			continue
@@ -77,10 +84,13 @@ func Run(paths []string, o RunOptions) (*Outcome, error) {
 			out.InputErrs = append(out.InputErrs, fmt.Errorf("%v (file left unchanged)", err))
 			continue
 		}
-		after[r.File] = r.Output
+		after[r.File.Path] = r.Output
 		out.Files++
 		out.Fixes += len(r.Changes)
 		printChanges(o.Info, r)
+	}
+	for _, n := range j.Notes {
+		fmt.Fprintln(o.Info, n)
 	}
 	verb := "fixed"
 	if o.DryRun {
@@ -89,32 +99,12 @@ func Run(paths []string, o RunOptions) (*Outcome, error) {
 	fmt.Fprintf(o.Info, "kiln fix: %s %d %s in %d %s\n", verb, out.Fixes, plural(out.Fixes, "problem", "problems"), out.Files, plural(out.Files, "file", "files"))
 
 	// What remains is what kiln cannot fix (or was not asked to).
-	out.Remaining, _, err = o.Lint(objectsOf(files, after))
+	rest, err := o.Judge(after)
 	if err != nil {
 		return nil, err
 	}
+	out.Remaining = rest.Result
 	return out, nil
-}
-
-// objectsOf is the files' objects and which file each came from, a file's
-// content read from after when it has an entry there (the fixed content,
-// not yet or never written).
-func objectsOf(files []*File, after map[*File][]byte) ([]*manifest.Object, []rules.FileObjects) {
-	var objs []*manifest.Object
-	var fo []rules.FileObjects
-	for _, f := range files {
-		fobjs := f.Objects
-		if out, ok := after[f]; ok {
-			fobjs, _ = manifest.Parse(f.Path, out)
-		}
-		entry := rules.FileObjects{File: f.Path}
-		for _, o := range fobjs {
-			entry.Objects = append(entry.Objects, o.Ref())
-		}
-		fo = append(fo, entry)
-		objs = append(objs, fobjs...)
-	}
-	return objs, fo
 }
 
 // printChanges lists what was fixed in one file, one line per change.

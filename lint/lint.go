@@ -2,10 +2,11 @@
 // passes, so that memory does not grow with the repository.
 //
 // The first pass reads only the context objects: the documents of the
-// kinds the checkers prepare with (Namespaces, CustomResourceDefinitions,
-// ValidatingAdmissionPolicies and bindings, the params the bindings name,
-// StorageClasses) and kiln's App specs, found by a line scan and parsed on
-// their own. The second pass reads every file again, a few at a time on
+// kinds the checkers require (rules.Checker.Requires: Namespaces,
+// CustomResourceDefinitions, ValidatingAdmissionPolicies and bindings, the
+// params the bindings name, StorageClasses) and kiln's App specs, found by
+// a line scan and parsed on their own; and the files the user names for
+// them (--policy, --storage-classes), once, for every checker that asks. The second pass reads every file again, a few at a time on
 // every core, and hands its objects to the engine, which admits, judges
 // and drops them; only findings and the checkers' small summaries remain.
 // Rendered units (charts, kustomizations) and App specs are in memory
@@ -31,15 +32,15 @@ type Input struct {
 	Files []string
 	Units []*discover.Unit
 	Stdin io.Reader
-	// Policies are the --policy files and directories, whose bindings may
-	// name params among the input.
-	Policies []string
 	// Context are more files read in the first pass only: the rest of the
 	// repository when only some of its files are linted (pre-commit passes
 	// the staged ones), so that their Namespaces, policies, params, CRDs and
 	// StorageClasses count as in a whole-tree run. Nothing is reported on
 	// them.
 	Context []string
+	// KeepContent leaves the objects of Units their content once judged,
+	// for a caller that reads them afterwards (kiln fix edits them).
+	KeepContent bool
 }
 
 // Output is a run's result and what reading the inputs found.
@@ -57,24 +58,30 @@ type Output struct {
 // them, sorted, to a temp file (rules.Engine.SpillAfter): a few MB.
 const spillAfter = 4096
 
-// Run lints the input with the engine (whose DropContent it sets, and
-// SpillAfter if it is 0: the Result may hold its findings in a temp file,
-// read with Each; Close it). With refs, each file of the Result lists its
-// objects (for per-object reports); else only the files are listed.
+// Run lints the input with the engine (whose DropContent it sets unless the
+// input keeps content, its
+// Given if it is nil, and SpillAfter if it is 0: the Result may hold its
+// findings in a temp file, read with Each; Close it; a SpillAfter below 0
+// never spills). With refs, each file of the Result lists its objects (for
+// per-object reports); else only the files are listed.
 func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	e := *eng
-	e.DropContent = true
+	e.DropContent = !in.KeepContent
 	if e.SpillAfter == 0 {
 		e.SpillAfter = spillAfter
 	}
+	opts := rules.DefaultOptions()
 	if e.Options != nil {
-		opts := *e.Options
-		opts.Policies = notLinted(opts.Policies, in)
-		e.Options = &opts
+		opts = e.Options
 	}
-	in.Policies = notLinted(in.Policies, in)
+	o := *opts
+	o.Policies = notLinted(o.Policies, in)
+	e.Options = &o
+	if e.Given == nil {
+		e.Given = NewGiven(e.Options).Objects
+	}
 	stdin := readStdin(in)
-	first := readContext(in, stdin)
+	first := readContext(in, stdin, rules.Required(e.Checkers), e.Given)
 	n := len(in.Files) + len(in.Units)
 	files := make([]rules.FileObjects, n)
 	errs := make([][]error, n)
@@ -307,8 +314,11 @@ func (f *firstPass) compiled(objs []*manifest.Object) []*manifest.Object {
 	return out
 }
 
-// readContext is the first pass.
-func readContext(in Input, stdin *manifest.Source) *firstPass {
+// readContext is the first pass: it reads the objects of the contexts
+// needed, and the params that the bindings among them and among the given
+// policies name.
+func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given func(rules.Context) ([]*manifest.Object, []error)) *firstPass {
+	isContext := needed.Has
 	scan := append(append([]string(nil), in.Files...), in.Context...)
 	perFile := make([][]*manifest.Object, len(scan))
 	kinds := make([]map[string]bool, len(scan)) // the kinds each file holds, for params
@@ -320,13 +330,13 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 		perFile[i] = selectFile(scan[i], func(s manifest.Scanned) bool {
 			kinds[i][s.Group()+"/"+s.Kind] = true
 			linted := i < len(in.Files) // App specs of context files are not compiled
-			return staticContext(s.Group(), s.Kind) || linted && compiler.IsSpecKind(s.Group(), s.Kind)
+			return isContext(s.Group(), s.Kind) || linted && compiler.IsSpecKind(s.Group(), s.Kind)
 		})
 	})
 	var objs []*manifest.Object // from files, then in memory (stdin, units)
 	for i, fo := range perFile {
 		for _, o := range fo {
-			if i < len(in.Files) || staticContext(o.Group(), o.Kind) {
+			if i < len(in.Files) || isContext(o.Group(), o.Kind) {
 				objs = append(objs, o)
 			}
 		}
@@ -368,7 +378,7 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 		}
 	}
 	for _, o := range candidates {
-		if staticContext(o.Group(), o.Kind) {
+		if isContext(o.Group(), o.Kind) {
 			keep = append(keep, o)
 			if fromFiles[o] {
 				o.ReadAhead = true
@@ -378,7 +388,11 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 	}
 	// The params the bindings name (of any kind), read now that the
 	// bindings are known.
-	refs := paramRefsOf(append(append([]*manifest.Object(nil), keep...), manifest.Read(in.Policies, nil).Objects()...))
+	var refs paramRefs
+	if needed[rules.Policies] {
+		policies, _ := given(rules.Policies)
+		refs = paramRefsOf(append(append([]*manifest.Object(nil), keep...), policies...))
+	}
 	if len(refs) > 0 {
 		params := make([][]*manifest.Object, len(scan))
 		each(len(scan), func(i int) {
@@ -388,7 +402,7 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 		})
 		for _, ps := range params {
 			for _, o := range ps {
-				if refs.wants(o) && !staticContext(o.Group(), o.Kind) {
+				if refs.wants(o) && !isContext(o.Group(), o.Kind) {
 					o.ReadAhead = true
 					keep = append(keep, o)
 					f.fromFiles = append(f.fromFiles, o)
@@ -396,7 +410,7 @@ func readContext(in Input, stdin *manifest.Source) *firstPass {
 			}
 		}
 		for _, o := range append(inMemory, compiled...) {
-			if refs.wants(o) && !staticContext(o.Group(), o.Kind) && !compiler.IsSpec(o) {
+			if refs.wants(o) && !isContext(o.Group(), o.Kind) && !compiler.IsSpec(o) {
 				keep = append(keep, o)
 			}
 		}
@@ -416,17 +430,4 @@ func selectFile(path string, want func(manifest.Scanned) bool) []*manifest.Objec
 		return nil
 	}
 	return manifest.ReadSelected(path, data, want)
-}
-
-// staticContext reports the kinds every checker may prepare with.
-func staticContext(group, kind string) bool {
-	switch group + "/" + kind {
-	case "/Namespace",
-		"apiextensions.k8s.io/CustomResourceDefinition",
-		"admissionregistration.k8s.io/ValidatingAdmissionPolicy",
-		"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
-		"storage.k8s.io/StorageClass":
-		return true
-	}
-	return false
 }

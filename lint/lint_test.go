@@ -258,7 +258,7 @@ spec: {policyName: no-bad, validationActions: [Deny]}
 	for _, policies := range [][]string{{pol}, {filepath.Join(pol, "p.yaml")}} {
 		opts := rules.DefaultOptions()
 		opts.Policies = policies
-		out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts}, lint.Input{Files: inputs, Policies: policies}, false)
+		out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts}, lint.Input{Files: inputs}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +352,7 @@ func TestContextLetGo(t *testing.T) {
 		checked atomic.Bool
 		left    atomic.Int64
 	)
-	probe := &rules.Checker{Name: "probe", Prepare: func(p *rules.Pass) (rules.Judge, error) {
+	probe := &rules.Checker{Name: "probe", Requires: []rules.Context{rules.Namespaces}, Prepare: func(p *rules.Pass) (rules.Judge, error) {
 		for _, o := range p.Objects {
 			if o.ReadAhead && o.Kind == "Namespace" {
 				copies = append(copies, weak.Make(o))
@@ -374,7 +374,7 @@ func TestContextLetGo(t *testing.T) {
 	opts := rules.DefaultOptions()
 	opts.Policies = []string{"../bench/policies"}
 	eng := &rules.Engine{Checkers: append(rules.Registered(), probe), Options: opts}
-	out, err := lint.Run(eng, lint.Input{Files: expand(t, dir), Policies: opts.Policies}, false)
+	out, err := lint.Run(eng, lint.Input{Files: expand(t, dir)}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,33 +237,11 @@ func ReadFile(path string, stdin io.Reader) *Source {
 // them. The objects fn gets are complete (content decoded, positions
 // indexed); the Source's Errs and Skipped are the whole file's.
 func ReadFileEach(path string, stdin io.Reader, n int, fn func(objs []*Object)) *Source {
-	src := &Source{Path: path}
-	var data []byte
-	if path == Stdin {
-		src.Path = "<stdin>"
-		if stdin == nil {
-			stdin = os.Stdin
-		}
-		var err error
-		data, err = io.ReadAll(io.LimitReader(stdin, MaxFileSize+1))
-		if err != nil {
-			src.Errs = append(src.Errs, &Error{Pos: Position{File: src.Path}, Msg: "cannot read: " + err.Error()})
-			return src
-		}
-		if len(data) > MaxFileSize {
-			src.Errs = append(src.Errs, tooLarge(src.Path))
-			return src
-		}
-	} else {
-		if info, err := os.Stat(path); err == nil && info.Size() > MaxFileSize {
-			src.Errs = append(src.Errs, tooLarge(path))
-			return src
-		}
-		var err error
-		if data, err = os.ReadFile(path); err != nil {
-			src.Errs = append(src.Errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
-			return src
-		}
+	data, name, err := ReadBytes(path, stdin)
+	src := &Source{Path: name}
+	if err != nil {
+		src.Errs = append(src.Errs, err)
+		return src
 	}
 	data = normalize(data)
 	s := &stream{data: data}
@@ -274,6 +252,34 @@ func ReadFileEach(path string, stdin io.Reader, n int, fn func(objs []*Object)) 
 	})
 	src.Skipped, src.Errs = notManifest(src.Path, data, skipped, errs)
 	return src
+}
+
+// ReadBytes reads one file ("-" for stdin) without parsing it: its bytes,
+// the name its objects are read under ("<stdin>" for stdin) and the error
+// ReadFile would report (too large, unreadable). ParseSkipping(name, data)
+// then reads what ReadFile would.
+func ReadBytes(path string, stdin io.Reader) (data []byte, name string, err error) {
+	if path == Stdin {
+		name = "<stdin>"
+		if stdin == nil {
+			stdin = os.Stdin
+		}
+		data, err = io.ReadAll(io.LimitReader(stdin, MaxFileSize+1))
+		if err != nil {
+			return nil, name, &Error{Pos: Position{File: name}, Msg: "cannot read: " + err.Error()}
+		}
+		if len(data) > MaxFileSize {
+			return nil, name, tooLarge(name)
+		}
+		return data, name, nil
+	}
+	if info, err := os.Stat(path); err == nil && info.Size() > MaxFileSize {
+		return nil, path, tooLarge(path)
+	}
+	if data, err = os.ReadFile(path); err != nil {
+		return nil, path, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)}
+	}
+	return data, path, nil
 }
 
 // normalize turns what kubectl reads but the YAML parser does not into

@@ -9,6 +9,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
@@ -16,6 +18,14 @@ import (
 
 // Formats are the names accepted by --format.
 var Formats = []string{"text", "json", "sarif", "junit", "github"}
+
+// CheckFormat refuses a --format that no report writes.
+func CheckFormat(format string) error {
+	if !slices.Contains(Formats, format) {
+		return fmt.Errorf("--format %q: use one of %s", format, strings.Join(Formats, ", "))
+	}
+	return nil
+}
 
 // Options tune rendering.
 type Options struct {

@@ -29,6 +29,10 @@ type Engine struct {
 	// (kiln lint). A Result that spilled has no Findings; Close removes
 	// its file.
 	SpillAfter int
+	// Given reads the objects the user names beside the input for a
+	// context (Pass.Given): the caller reads each file once, whichever
+	// checkers ask. Nil: none.
+	Given func(Context) ([]*manifest.Object, []error)
 }
 
 // Batch is objects of one input file or rendered unit, judged together:
@@ -92,7 +96,7 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 }
 
 // Stream runs every checker in two passes: first over the context objects
-// (Before, then Prepare), then the feed hands the engine every object to
+// (Before, then Prepare; each checker sees those it Requires), then the feed hands the engine every object to
 // judge, batch by batch. Only the findings and the checkers' summaries
 // outlive a batch. The caller sets the Result's Files.
 func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
@@ -196,7 +200,7 @@ func (r *run) newPass(c *Checker, ctx []*manifest.Object) *Pass {
 		known[rule.ID] = true
 		byID[rule.ID] = rule
 	}
-	pass := &Pass{Objects: ctx, Options: r.opts, shared: r.shared, checker: c, known: known, enabled: r.cfg.Enabled}
+	pass := &Pass{Objects: contextFor(c, ctx), Options: r.opts, shared: r.shared, checker: c, known: known, enabled: r.cfg.Enabled, given: r.e.Given}
 	pass.report = func(d Diagnostic) {
 		if !pass.known[d.Rule] {
 			panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))

@@ -143,7 +143,9 @@ func TestEngineConfig(t *testing.T) {
 
 func TestEngineDeclare(t *testing.T) {
 	objs := parse(t, "p.yaml", twoPods)[1:]
-	c := &Checker{Name: "dyn", Prepare: func(p *Pass) (Judge, error) {
+	// A Run hands a checker that requires Policies every object of no
+	// context kind, as a possible param.
+	c := &Checker{Name: "dyn", Requires: []Context{Policies}, Prepare: func(p *Pass) (Judge, error) {
 		p.Declare(&Rule{ID: "policy/x", Severity: Warning, Summary: "x"})
 		p.Reportf("policy/x", p.Objects[0], "", "from a policy")
 		return nil, nil
@@ -231,7 +233,7 @@ func TestJudgesAndDropContent(t *testing.T) {
 		var mu sync.Mutex
 		seen := map[string]int{}
 		runDone := false
-		whole := &Checker{Name: "whole", Rules: []*Rule{{ID: "whole/last", Severity: Info, Summary: "w"}}, Prepare: func(p *Pass) (Judge, error) {
+		whole := &Checker{Name: "whole", Rules: []*Rule{{ID: "whole/last", Severity: Info, Summary: "w"}}, Requires: []Context{Policies}, Prepare: func(p *Pass) (Judge, error) {
 			for _, o := range p.Objects {
 				if c, err := o.Content(); err != nil || c["data"] == nil {
 					t.Errorf("Prepare: %s has no content: %v", o.Name, err)

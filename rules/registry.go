@@ -27,11 +27,12 @@ func Registered() []*Checker {
 	return out
 }
 
-// AllRules returns the static rules of the registered checkers, sorted by ID.
+// AllRules returns the rules the registered checkers know up front (Rules
+// and Declares), sorted by ID.
 func AllRules() []*Rule {
 	var out []*Rule
 	for _, c := range Registered() {
-		out = append(out, c.Rules...)
+		out = append(append(out, c.Rules...), c.Declares...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out

@@ -66,9 +66,9 @@ type Rule struct {
 // work is done once.
 //
 // The engine judges in two passes. First every checker's Before, then its
-// Prepare, see the context objects (Pass.Objects: Namespaces, CRDs,
-// policies and bindings, their params, StorageClasses; a Run over a slice
-// passes every object) and return the Judge of one object. Then the engine
+// Prepare, see the context objects it Requires (Pass.Objects: of a Stream,
+// what the caller read in its first pass; of a Run over a slice, every
+// object of those kinds) and return the Judge of one object. Then the engine
 // calls the judges of every object, Before's first, one object at a time
 // on every core, and lets go of the object once it is judged. A checker
 // that relates objects to each other keeps small summaries in its judge
@@ -80,6 +80,14 @@ type Rule struct {
 type Checker struct {
 	Name  string
 	Rules []*Rule
+	// Declares are rules known up front that the checker declares
+	// (Pass.Declare) only when the input calls for them, e.g. a note about
+	// policies when there are policies: kiln rules and kiln explain list
+	// them, reports only when declared.
+	Declares []*Rule
+	// Requires are the contexts the checker prepares with: the engine
+	// hands it those objects and no others.
+	Requires []Context
 	// Before runs ahead of every other checker's Prepare, one checker at a
 	// time, and its judge ahead of every other judge on each object: it may
 	// change the objects (admission replaces each object's content with the
@@ -95,9 +103,10 @@ type Judge func(*manifest.Object)
 
 // Pass is what a checker sees: the context objects, the run's options, and a way to report.
 type Pass struct {
-	// Objects are the context objects (every object, for Engine.Run), for
-	// Before and Prepare: the engine lets go of them once judging starts,
-	// so a judge keeps what it needs of them, not the objects.
+	// Objects are the context objects of the contexts the checker
+	// Requires, for Before and Prepare: the engine lets go of them once
+	// judging starts, so a judge keeps what it needs of them, not the
+	// objects.
 	Objects  []*manifest.Object
 	Options  *Options
 	shared   *shared
@@ -108,6 +117,7 @@ type Pass struct {
 	enabled  func(id string) bool
 	finish   []func()
 	find     func([]int64) map[int64]*manifest.Object
+	given    func(Context) ([]*manifest.Object, []error)
 }
 
 // Find returns the judged objects with the given Orders, read again (raw,

@@ -273,7 +273,7 @@ func TestFnGenerator(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, it := range items[1:] {
 		kinds[it.GetKind()+"/"+it.GetName()] = true
-		if it.GetKind() == appKind {
+		if it.GetKind() == "App" {
 			t.Errorf("the App itself was emitted, not compiled:\n%s", out)
 		}
 		for k := range it.GetAnnotations() {

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/buildinfo"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/session"
+	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
 )
 
@@ -37,19 +42,15 @@ type env struct {
 
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "kiln",
-		Short: "Compile workload specs into Kubernetes manifests and lint manifests offline",
-		Long: `kiln compiles small workload specs into correct Kubernetes objects and lints any
-manifests offline, judging Pod Security Admission and ValidatingAdmissionPolicies
-exactly as the API server does, plus kiln's own rules.`,
+		Use:           "kiln",
+		Short:         "Compile workload specs into Kubernetes manifests and lint manifests offline",
+		Long:          helpText("kiln"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// --version prints what `kiln version` prints.
 		Version: version,
 	}
-	var v strings.Builder
-	writeVersion(&v)
-	root.SetVersionTemplate(strings.ReplaceAll(v.String(), "{{", "{{`{{`}}"))
+	root.SetVersionTemplate(strings.ReplaceAll(buildinfo.Describe(version, commit), "{{", "{{`{{`}}"))
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
@@ -61,6 +62,13 @@ exactly as the API server does, plus kiln's own rules.`,
 
 // commands are the subcommand constructors; each command file adds its own in init.
 var commands []func(*env) *cobra.Command
+
+// group is a command that only holds subcommands (kiln psa, kiln argocd).
+func group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
+	cmd.AddCommand(subs...)
+	return cmd
+}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
@@ -77,7 +85,43 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return ee.code
 	}
-	// Cobra's own errors (unknown flag, unknown command) are usage errors.
+	if errors.Is(err, session.ErrFindings) {
+		return exitFindings
+	}
+	if errs, ok := session.AsInputErrors(err); ok {
+		manifest.SortErrors(errs)
+		for _, err := range errs {
+			fmt.Fprintln(stderr, err)
+		}
+		return exitInput
+	}
+	// Every other error is a usage or input error: the session's, and
+	// cobra's own (unknown flag, unknown command).
 	fmt.Fprintln(stderr, "kiln: "+err.Error())
 	return exitInput
+}
+
+// newSession resolves the settings of a command's flags over the config
+// file nearest the paths.
+func newSession(e *env, flags *settings.Flags, paths []string) (*session.Session, error) {
+	given, err := flags.Settings()
+	if err != nil {
+		return nil, err
+	}
+	return session.New(given, paths, e.stdin)
+}
+
+// help holds each command's long help (help/<command>.txt): the text a
+// user reads, kept apart from the flags.
+//
+//go:embed help/*.txt
+var help embed.FS
+
+// helpText returns a command's long help.
+func helpText(name string) string {
+	b, err := help.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err) // a command names a help file that is not embedded
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }

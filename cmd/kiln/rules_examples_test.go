@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/session"
 )
 
 // alsoReported lists, for a rule, the other rules its Fail example cannot
@@ -25,7 +27,10 @@ var alsoReported = map[string]map[string]string{
 // nothing, not even an info. And every rule kiln can report is listed
 // (kiln rules), with both examples.
 func TestRuleExamples(t *testing.T) {
-	all := everyRule()
+	all, err := session.Rules(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ids := map[string]bool{}
 	for _, r := range all {
 		ids[r.ID] = true
@@ -53,7 +58,7 @@ func TestRuleExamples(t *testing.T) {
 			name, yaml string
 			fails      bool
 		}{{"Fails", r.Fail, true}, {"Passes", r.Pass, false}} {
-			args := append(append([]string{"lint", "-f", "json"}, exampleFlags(ex.yaml)...), "-")
+			args := append(append([]string{"lint", "-f", "json"}, report.ExampleFlags(ex.yaml)...), "-")
 			cmd := "kiln " + strings.Join(args, " ")
 			code, out, errOut := runKiln(t, ex.yaml, args...)
 			if code == exitInput {

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"runtime"
 	"runtime/debug"
-	"strings"
 
-	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/internal/buildinfo"
 	"github.com/spf13/cobra"
 )
 
@@ -23,83 +20,7 @@ var (
 func init() {
 	commands = append(commands, newVersionCmd)
 	bi, _ := debug.ReadBuildInfo()
-	version, commit = resolveVersion(version, commit, bi)
-}
-
-// resolveVersion picks the version and commit to report: the linker's
-// values first, then the build info, then "dev" and "unknown".
-func resolveVersion(ldVersion, ldCommit string, bi *debug.BuildInfo) (ver, com string) {
-	ver, com = ldVersion, ldCommit
-	if bi != nil {
-		if ver == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			ver = bi.Main.Version
-		}
-		if com == "" {
-			var rev string
-			var dirty bool
-			for _, s := range bi.Settings {
-				switch s.Key {
-				case "vcs.revision":
-					rev = s.Value
-				case "vcs.modified":
-					dirty = s.Value == "true"
-				}
-			}
-			if rev != "" {
-				com = shortCommit(rev)
-				if dirty {
-					com += "-dirty"
-				}
-			} else if h := pseudoVersionCommit(ver); h != "" {
-				com = h
-			}
-		}
-	}
-	if ver == "" {
-		ver = "dev"
-	}
-	if com == "" {
-		com = "unknown"
-	}
-	return ver, com
-}
-
-// shortCommit abbreviates a full revision to 12 hex digits, as Go's pseudo-versions do.
-func shortCommit(rev string) string {
-	if len(rev) > 12 {
-		return rev[:12]
-	}
-	return rev
-}
-
-// pseudoVersionCommit is the commit a Go pseudo-version names
-// (v0.0.0-20261201201146-4b96001abcde → 4b96001abcde), else "".
-func pseudoVersionCommit(v string) string {
-	v, _, _ = strings.Cut(v, "+")
-	i := strings.LastIndexByte(v, '-')
-	if i < 0 || len(v)-i-1 != 12 {
-		return ""
-	}
-	h := v[i+1:]
-	if strings.Trim(h, "0123456789abcdef") != "" {
-		return ""
-	}
-	// The part before the hash must end in a 14-digit timestamp.
-	ts := v[:i]
-	if j := strings.LastIndexAny(ts, "-."); j >= 0 {
-		ts = ts[j+1:]
-	}
-	if len(ts) != 14 || strings.Trim(ts, "0123456789") != "" {
-		return ""
-	}
-	return h
-}
-
-// writeVersion prints what `kiln version` and `kiln --version` print.
-func writeVersion(w io.Writer) {
-	fmt.Fprintf(w, "kiln %s (commit %s, %s %s/%s)\nKubernetes %s to %s (default target %s)\n",
-		version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH,
-		manifest.OldestKube, manifest.LatestKube, manifest.LatestKube)
+	version, commit = buildinfo.Resolve(version, commit, bi)
 }
 
 func newVersionCmd(e *env) *cobra.Command {
@@ -108,8 +29,8 @@ func newVersionCmd(e *env) *cobra.Command {
 		Short: "Print kiln's version, commit and supported Kubernetes range",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			writeVersion(e.stdout)
-			return nil
+			_, err := io.WriteString(e.stdout, buildinfo.Describe(version, commit))
+			return err
 		},
 	}
 }

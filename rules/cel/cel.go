@@ -10,7 +10,8 @@
 // Warn → warning, Audit → info, with the server's own message text.
 //
 // The "cel" checker applies the policies found among the linted objects and
-// under --policy. NewChecker builds a checker for a fixed set of policies
+// in the --policy files; the "unknown-kind" checker notes the objects those
+// policies match only by a guessed resource. NewChecker builds a checker for a fixed set of policies
 // (kiln's built-in rules written as policies).
 package cel
 
@@ -22,22 +23,55 @@ import (
 	"github.com/kilnhq/kiln/rules"
 )
 
+// requires are the contexts a policy engine is built from: the policies,
+// bindings and params, the CRDs that define the kinds they match and the
+// Namespaces that namespaceObject and namespace selectors read.
+var requires = []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies}
+
 func init() {
-	rules.Register(&rules.Checker{Name: "cel", Prepare: prepare})
+	rules.Register(&rules.Checker{Name: "cel", Prepare: prepare, Requires: requires})
 }
 
 // prepare is the "cel" checker: it loads the policies and bindings among the
-// objects and under Options.Policies, and returns the judge that evaluates
+// objects and of the --policy files, and returns the judge that evaluates
 // them against one object.
 func prepare(pass *rules.Pass) (rules.Judge, error) {
+	run := runEngine(pass)
+	if run.err != nil {
+		return nil, run.err
+	}
+	if run.e == nil {
+		return nil, nil
+	}
+	return judge(pass, run.e), nil
+}
+
+// engineRun is the policy engine of a run, shared by the "cel" and
+// "unknown-kind" checkers: nil without policies; err when --policy files
+// cannot be read.
+type engineRun struct {
+	e   *Engine
+	err error
+}
+
+// sharedEngine is the Pass.Shared key of a run's engineRun.
+type sharedEngine struct{}
+
+// runEngine returns the run's policy engine, built once.
+func runEngine(pass *rules.Pass) *engineRun {
+	return pass.Shared(sharedEngine{}, func() any { return newRunEngine(pass) }).(*engineRun)
+}
+
+// newRunEngine builds the engine of the policies and bindings among the
+// context objects and of the --policy files.
+func newRunEngine(pass *rules.Pass) *engineRun {
 	objs := pass.Objects
 	ctxObjs := objs
 	if len(pass.Options.Policies) > 0 {
-		set := manifest.Read(pass.Options.Policies, nil)
-		if errs := set.Errors(); len(errs) > 0 {
-			return nil, fmt.Errorf("--policy: %w", joinErrors(errs))
+		extra, errs := pass.Given(rules.Policies)
+		if len(errs) > 0 {
+			return &engineRun{err: fmt.Errorf("--policy: %w", joinErrors(errs))}
 		}
-		extra := set.Objects()
 		admitAll(extra, pass.Options)
 		ctxObjs = append(append([]*manifest.Object(nil), objs...), extra...)
 	}
@@ -49,15 +83,14 @@ func prepare(pass *rules.Pass) (rules.Judge, error) {
 		}
 	}
 	if len(policyObjs) == 0 {
-		return nil, nil
+		return &engineRun{}
 	}
 	e := newEngine(policyObjs, ctxObjs, Options{
-		User:            pass.Options.User,
-		Groups:          pass.Options.Groups,
-		Authorizer:      pass.Options.Authorizer,
-		UnknownKindRule: DefaultUnknownKindRule,
+		User:       pass.Options.User,
+		Groups:     pass.Options.Groups,
+		Authorizer: pass.Options.Authorizer,
 	}, namespacesOf(pass, ctxObjs[len(objs):]), admittedOf(pass))
-	return judge(pass, e), nil
+	return &engineRun{e: e}
 }
 
 // judge declares the engine's rules, reports its setup problems and returns
@@ -72,21 +105,8 @@ func judge(pass *rules.Pass, e *Engine) rules.Judge {
 	if len(e.policies) == 0 {
 		return nil
 	}
-	var unknown rules.FirstOfKind
-	pass.Finish(func() {
-		unknown.Each(func(m *rules.Mark, msg string, count int) {
-			if count > 1 {
-				msg += fmt.Sprintf(" (said once for the %d objects of this kind)", count)
-			}
-			pass.Report(rules.Diagnostic{Rule: e.opts.UnknownKindRule, At: m, Message: msg})
-		})
-	})
 	return func(o *manifest.Object) {
 		for _, d := range e.EvaluateObject(o) {
-			if d.Rule == e.opts.UnknownKindRule && e.opts.UnknownKindRule != "" {
-				unknown.Note(pass, o, d.Field, d.Message)
-				continue
-			}
 			pass.Report(d)
 		}
 	}
@@ -104,8 +124,9 @@ func judge(pass *rules.Pass, e *Engine) rules.Judge {
 func NewChecker(name string, policies []*manifest.Object, opts Options) *rules.Checker {
 	static := New(policies, policies, opts).Rules()
 	return &rules.Checker{
-		Name:  name,
-		Rules: static,
+		Name:     name,
+		Rules:    static,
+		Requires: requires,
 		Prepare: func(pass *rules.Pass) (rules.Judge, error) {
 			o := opts
 			if o.User == "" {

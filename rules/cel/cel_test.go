@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
+	kilnlint "github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -23,8 +24,7 @@ func lint(t *testing.T, src string, opts *rules.Options) []string {
 	if opts == nil {
 		opts = rules.DefaultOptions()
 	}
-	eng := &rules.Engine{Checkers: []*rules.Checker{{Name: "cel", Prepare: prepare}}, Options: opts}
-	res, err := eng.Run(objs, nil)
+	res, err := engine(opts).Run(objs, nil)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -33,6 +33,13 @@ func lint(t *testing.T, src string, opts *rules.Options) []string {
 		out = append(out, fmt.Sprintf("%d %s %s: %s", f.Pos.Line, f.Severity, f.Rule, f.Message))
 	}
 	return out
+}
+
+// engine runs the "cel" and "unknown-kind" checkers, with the --policy
+// files of opts read as kiln lint reads them.
+func engine(opts *rules.Options) *rules.Engine {
+	cel := &rules.Checker{Name: "cel", Prepare: prepare, Requires: requires}
+	return &rules.Engine{Checkers: []*rules.Checker{cel, UnknownKind}, Options: opts, Given: kilnlint.NewGiven(opts).Objects}
 }
 
 func check(t *testing.T, got, want []string) {

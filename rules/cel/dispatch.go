@@ -74,7 +74,7 @@ func (e *Engine) request(o *manifest.Object) (admission.Attributes, manifest.Res
 // first denial and turns warnings and audit records into side effects, it
 // returns every decision of every matching binding as a diagnostic.
 func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
-	a, res, ok := e.request(o)
+	a, _, ok := e.request(o)
 	if !ok {
 		return nil
 	}
@@ -86,12 +86,31 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 	for _, p := range e.policies {
 		ev.policy(p)
 	}
-	if res.Guessed && ev.matched && e.opts.UnknownKindRule != "" {
-		// Only where the guess decides something: a policy matched it.
-		ev.out = append([]rules.Diagnostic{{Rule: e.opts.UnknownKindRule, Object: o, Field: "kind",
-			Message: fmt.Sprintf("kind %s is neither built in nor defined by a CustomResourceDefinition in the input; policies see it as resource %q (namespaced), a guess", res.GVK.GroupKind(), res.GVR.Resource)}}, ev.out...)
-	}
 	return ev.out
+}
+
+// guessedMatch says, for an object whose kind is neither built in nor
+// defined by a CRD, that the policies see it by a guessed resource, when
+// the guess decides something: some policy's matchConstraints match it
+// (as the dispatcher's first step, policy.policy does).
+func (e *Engine) guessedMatch(o *manifest.Object) (string, bool) {
+	gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
+	if len(e.policies) == 0 || e.skip[o.Key()] || !e.kinds.ResourceFor(gvk).Guessed {
+		return "", false
+	}
+	a, res, ok := e.request(o)
+	if !ok {
+		return "", false
+	}
+	for _, p := range e.policies {
+		if p.spec == nil || len(p.bindings) == 0 {
+			continue
+		}
+		if matches, _, _, err := e.definitionMatches(p, a); err == nil && matches {
+			return fmt.Sprintf("kind %s is neither built in nor defined by a CustomResourceDefinition in the input; policies see it as resource %q (namespaced), a guess", res.GVK.GroupKind(), res.GVR.Resource), true
+		}
+	}
+	return "", false
 }
 
 // objectEval is one request's walk through the policies, in the
@@ -106,8 +125,6 @@ type objectEval struct {
 	authz     authorizer.UnconditionalAuthorizer
 	versioned map[schema.GroupVersionKind]*admission.VersionedAttributes
 	out       []rules.Diagnostic
-	// matched is set once a policy's matchConstraints match the request.
-	matched bool
 }
 
 // policy evaluates every binding of one policy whose matchConstraints
@@ -124,7 +141,6 @@ func (ev *objectEval) policy(p *policyEntry) {
 	if !matches {
 		return
 	}
-	ev.matched = true
 	if p.configErr != nil {
 		ev.configError(p.configErr, p, nil)
 		return

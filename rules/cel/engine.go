@@ -33,18 +33,11 @@ type Options struct {
 	Authorizer string
 	// RuleID names the rule of a policy's findings (default "policy/" + name).
 	RuleID func(policyName string) string
-	// UnknownKindRule, when set, is the rule ID of the warning reported for
-	// an object whose kind is neither built in nor defined by a CRD in the
-	// input (its resource name is then a guess).
-	UnknownKindRule string
 	// DefaultActions, when set, binds every policy that no binding in the
 	// set refers to, to all objects, with these validationActions (for
 	// rule sets written as policies without bindings).
 	DefaultActions []admissionv1.ValidationAction
 }
-
-// DefaultUnknownKindRule is the rule ID the "cel" checker uses for objects of unknown kinds.
-const DefaultUnknownKindRule = "policy/unknown-kind"
 
 // Engine is a compiled set of ValidatingAdmissionPolicies and bindings
 // with the offline context they need (kinds, params, namespaces, user).
@@ -208,19 +201,6 @@ func newEngine(policyObjs, context []*manifest.Object, opts Options, ns *namespa
 	for _, p := range e.policies {
 		e.rules[p.ruleID] = policyRule(p)
 	}
-	if opts.UnknownKindRule != "" && len(e.policies) > 0 {
-		e.rules[opts.UnknownKindRule] = &rules.Rule{
-			ID:       opts.UnknownKindRule,
-			Severity: rules.Warning,
-			Summary:  "An object's kind is neither built in nor defined by a CRD in the input; policies match it by a guessed resource name",
-			Doc: `ValidatingAdmissionPolicies match requests by resource (e.g. "deployments"), not by kind.
-kiln knows the resource of every built-in kind and of the kinds that CustomResourceDefinitions in the
-input define. For any other kind it guesses the lowercase plural of the kind ("Widget" → "widgets",
-"Policy" → "policies") and treats the object as namespaced. Add the CRD to the input (or to --policy)
-to match exactly. The note comes once per kind, at its first object, and only when some policy's
-matchConstraints match the guessed resource (elsewhere the guess decides nothing).`,
-		}
-	}
 	return e
 }
 
@@ -354,8 +334,7 @@ func (e *Engine) contextObjects() []*manifest.Object { return e.ctxObjs }
 func (e *Engine) Setup() []rules.Diagnostic { return append([]rules.Diagnostic(nil), e.setup...) }
 
 // Rules returns the rules the engine may report, sorted by ID: one per
-// policy (and per policy name a binding refers to), plus the unknown-kind
-// rule when Options.UnknownKindRule is set and a policy exists.
+// policy (and per policy name a binding refers to).
 func (e *Engine) Rules() []*rules.Rule {
 	out := make([]*rules.Rule, 0, len(e.rules))
 	for _, r := range e.rules {

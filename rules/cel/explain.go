@@ -156,17 +156,12 @@ func paramRefString(ref *admissionv1.ParamRef) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// PolicyRules reads the files and directories in paths and returns a rule
-// for each ValidatingAdmissionPolicy found there (and for each policy name a
-// binding refers to), as the "cel" checker would declare them: for
-// `kiln rules PATH…` and `kiln explain policy/<name> PATH…`.
-func PolicyRules(paths []string) ([]*rules.Rule, error) {
-	set := manifest.Read(paths, nil)
-	if errs := set.Errors(); len(errs) > 0 {
-		return nil, joinErrors(errs)
-	}
-	objs := set.Objects()
-	return New(objs, objs, Options{UnknownKindRule: DefaultUnknownKindRule}).Rules(), nil
+// PolicyRules returns a rule for each ValidatingAdmissionPolicy among objs
+// (and for each policy name a binding refers to), as the "cel" checker
+// would declare them: for `kiln rules PATH…` and `kiln explain
+// policy/<name> PATH…`.
+func PolicyRules(objs []*manifest.Object) []*rules.Rule {
+	return New(objs, objs, Options{}).Rules()
 }
 
 type errorList []error

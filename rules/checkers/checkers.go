@@ -11,7 +11,7 @@ import (
 
 	// Each registers its checker from init.
 	"github.com/kilnhq/kiln/rules/apiversions" // api/…: removed and deprecated apiVersions
-	_ "github.com/kilnhq/kiln/rules/cel"       // ValidatingAdmissionPolicies in the input and under --policy
+	_ "github.com/kilnhq/kiln/rules/cel"       // ValidatingAdmissionPolicies in the input and under --policy (cel, unknown-kind)
 	_ "github.com/kilnhq/kiln/rules/duplicate" // object/duplicate
 	_ "github.com/kilnhq/kiln/rules/jobset"    // jobset/…
 	"github.com/kilnhq/kiln/rules/policies"    // kiln's single-object rules, written as ValidatingAdmissionPolicies
@@ -22,8 +22,9 @@ import (
 )
 
 // notOwn are the checkers that judge as the API server does (schema, psa)
-// or apply the user's policies (cel), rather than kiln's own rules.
-var notOwn = map[string]bool{"schema": true, "psa": true, "cel": true}
+// or apply the user's policies (cel, unknown-kind), rather than kiln's own
+// rules.
+var notOwn = map[string]bool{"schema": true, "psa": true, "cel": true, "unknown-kind": true}
 
 // All returns every checker kiln lint runs, sorted by name.
 func All() []*rules.Checker { return rules.Registered() }

@@ -53,7 +53,7 @@ var (
 )
 
 func init() {
-	Checker = &rules.Checker{Name: "psa", Rules: buildRules(policy.DefaultChecks()), Prepare: prepare}
+	Checker = &rules.Checker{Name: "psa", Rules: buildRules(policy.DefaultChecks()), Prepare: prepare, Requires: []rules.Context{rules.Namespaces}}
 	rules.Register(Checker)
 }
 

@@ -20,7 +20,10 @@ import (
 )
 
 // Checker admits every object and reports the schema/… and yaml/… rules.
-var Checker = &rules.Checker{Name: "schema", Rules: Rules, Before: before}
+// It admits every context object before the other checkers prepare, so it
+// requires them all.
+var Checker = &rules.Checker{Name: "schema", Rules: Rules, Before: before,
+	Requires: []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies, rules.StorageClasses}}
 
 func init() { rules.Register(Checker) }
 
@@ -29,11 +32,10 @@ func init() { rules.Register(Checker) }
 func before(p *rules.Pass) (_ rules.Judge, err error) {
 	var s *state
 	ctx := p.Objects
-	if len(p.Options.Policies) > 0 {
-		// The policies of --policy files are judged too: one the server
-		// refuses is reported here and never applied (rules/cel).
-		set := manifest.Read(p.Options.Policies, nil)
-		extra := set.Objects()
+	// The policies of --policy files are judged too: one the server
+	// refuses is reported here and never applied (rules/cel). Files that
+	// cannot be read stop the run there.
+	if extra, _ := p.Given(rules.Policies); len(extra) > 0 {
 		for i, o := range extra {
 			o.Order = math.MaxInt64/2 + int64(i) // after every linted object
 		}

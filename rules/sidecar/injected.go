@@ -15,7 +15,7 @@ import (
 const InjectedInJob = "sidecar/injected-in-job"
 
 // Checker reports sidecar/injected-in-job.
-var Checker = &rules.Checker{Name: "sidecar", Rules: ruleList, Prepare: prepare}
+var Checker = &rules.Checker{Name: "sidecar", Rules: ruleList, Prepare: prepare, Requires: []rules.Context{rules.Namespaces}}
 
 func init() { rules.Register(Checker) }
 

@@ -29,7 +29,7 @@ const (
 )
 
 // Checker reports the storage rules.
-var Checker = &rules.Checker{Name: "storage", Rules: ruleList, Prepare: prepare}
+var Checker = &rules.Checker{Name: "storage", Rules: ruleList, Prepare: prepare, Requires: []rules.Context{rules.StorageClasses}}
 
 func init() { rules.Register(Checker) }
 
@@ -108,8 +108,8 @@ type storageClass struct {
 	isDefault                 bool
 }
 
-// classesOf reads the StorageClasses of the input and of the
-// --storage-classes file; the input wins.
+// classesOf collects the StorageClasses of the input and of the
+// --storage-classes file (Pass.Given); the input wins.
 func classesOf(p *rules.Pass) (map[string]*storageClass, error) {
 	out := map[string]*storageClass{}
 	add := func(objs []*manifest.Object, source string) {
@@ -125,13 +125,11 @@ func classesOf(p *rules.Pass) (map[string]*storageClass, error) {
 				source: source, isDefault: o.Annotations[defaultClassAnnotation] == "true"}
 		}
 	}
-	if f := p.Options.StorageClasses; f != "" {
-		src := manifest.ReadFile(f, nil)
-		if len(src.Errs) > 0 {
-			return nil, src.Errs[0]
-		}
-		add(src.Objects, "--storage-classes "+f)
+	given, errs := p.Given(rules.StorageClasses)
+	if len(errs) > 0 {
+		return nil, errs[0]
 	}
+	add(given, "--storage-classes "+p.Options.StorageClasses)
 	add(p.Objects, "the input")
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	_ "github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
@@ -64,7 +65,7 @@ func TestStorageClassesFileErrors(t *testing.T) {
 	} {
 		opts := rules.DefaultOptions()
 		opts.StorageClasses = tc.file
-		eng := &rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts}
+		eng := &rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts, Given: lint.NewGiven(opts).Objects}
 		_, err := eng.Run(nil, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want one containing %q", tc.file, err, tc.want)

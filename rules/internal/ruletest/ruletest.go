@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -44,14 +45,16 @@ func Options(t testing.TB, data []byte) *rules.Options {
 	return opts
 }
 
-// Run parses data as file and runs the checkers over it through a rules.Engine.
+// Run parses data as file and runs the checkers over it through a
+// rules.Engine, with the files opts names (--policy, --storage-classes)
+// read as kiln lint reads them.
 func Run(t testing.TB, file string, data []byte, opts *rules.Options, checkers ...*rules.Checker) *rules.Result {
 	t.Helper()
 	objs, errs := manifest.Parse(file, data)
 	if len(errs) > 0 {
 		t.Fatalf("%s: %v", file, errs)
 	}
-	eng := &rules.Engine{Checkers: checkers, Options: opts}
+	eng := &rules.Engine{Checkers: checkers, Options: opts, Given: lint.NewGiven(opts).Objects}
 	res, err := eng.Run(objs, []rules.FileObjects{{File: file}})
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
@@ -165,10 +168,12 @@ func CheckFixtures(t *testing.T, c *rules.Checker, skip ...string) {
 // checker and judges each object with every judge.
 func Combine(name string, cs ...*rules.Checker) *rules.Checker {
 	var rs []*rules.Rule
+	var requires []rules.Context
 	for _, c := range cs {
 		rs = append(rs, c.Rules...)
+		requires = append(requires, c.Requires...)
 	}
-	return &rules.Checker{Name: name, Rules: rs, Prepare: func(p *rules.Pass) (rules.Judge, error) {
+	return &rules.Checker{Name: name, Rules: rs, Requires: requires, Prepare: func(p *rules.Pass) (rules.Judge, error) {
 		var judges []rules.Judge
 		for _, c := range cs {
 			if c.Prepare == nil {

@@ -1,0 +1,147 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/lint"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report"
+	"github.com/kilnhq/kiln/rules"
+)
+
+// LintOptions are what a lint reads beside its paths.
+type LintOptions struct {
+	// RepoContext: when only files are named (pre-commit's staged files),
+	// the rest of their Git repository is read for context (Namespaces,
+	// policies, params, CRDs, StorageClasses), as a whole-tree run would;
+	// nothing is reported on it.
+	RepoContext bool
+	// Objects lists each file's objects in the Result (for reports per
+	// object); else only the files are listed.
+	Objects bool
+	// ListSkipped lists each skipped file in the text report.
+	ListSkipped bool
+}
+
+// Linted is what a lint found.
+type Linted struct {
+	// Result are the findings; they may be in a temp file (Close it).
+	Result *rules.Result
+	// Inputs are what the run read beside its findings, for the reports:
+	// Inputs.Errors are the input problems (unreadable or invalid files,
+	// bad App specs), which make the run fail.
+	Inputs report.Inputs
+	// Warnings are what discovery noted without failing (kustomize's
+	// deprecations), for the user.
+	Warnings []error
+}
+
+// Lint is kiln lint: it discovers what the paths hold (default "."),
+// renders the kustomizations and charts, compiles the App specs and judges
+// every object, streamed, a file at a time.
+func (s *Session) Lint(paths []string, o LintOptions) (*Linted, error) {
+	found := s.discover(paths, nil)
+	in := lint.Input{Files: found.Files, Units: found.Units, Stdin: s.Stdin}
+	if o.RepoContext {
+		in.Context = repoContext(paths, found, s.Config)
+	}
+	out, err := lint.Run(s.engine(), in, o.Objects)
+	if err != nil {
+		return nil, err
+	}
+	inputErrs := append(found.Errs, out.Errs...)
+	inputs := inputsFound(found, inputErrs, out.Skipped, s.Config, o.ListSkipped)
+	inputs.ContextFiles = len(in.Context)
+	return &Linted{Result: out.Result, Inputs: inputs, Warnings: found.Warnings}, nil
+}
+
+// discover finds the files, kustomizations and charts under the paths
+// (default ".") and renders the latter, kustomize reading the files in
+// edited (by absolute path) as they are there.
+func (s *Session) discover(paths []string, edited map[string][]byte) *discover.Result {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	cfg := s.Config
+	return discover.Discover(paths, discover.Options{
+		KubeVersion: s.Options.KubeVersion,
+		Excluded:    cfg.Excluded,
+		Edited:      edited,
+		Chart: func(dir string) discover.ChartSettings {
+			c := cfg.ChartSettings(dir)
+			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set, Setting: cfg.ChartSetting(dir)}
+		},
+	})
+}
+
+// inputsFound summarises for the reports what a run read beside its
+// findings.
+func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, cfg *rules.Config, listSkipped bool) report.Inputs {
+	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: cfg.Path, ListSkipped: listSkipped,
+		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
+	in.Skipped = append(append(in.Skipped, found.Skipped...), skipped...)
+	manifest.SortErrors(in.Errors)
+	return in
+}
+
+// repoContext lists the other manifest files of the Git repository when
+// only files are named (pre-commit passes the staged ones), so that they
+// are judged with the context of a whole-tree run: lint reads them for
+// Namespaces, policies, params, CRDs and StorageClasses and reports nothing
+// on them. It is empty for directories, stdin, or files outside a
+// repository.
+func repoContext(args []string, found *discover.Result, cfg *rules.Config) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	for _, a := range args {
+		if fi, err := os.Stat(a); a == manifest.Stdin || err != nil || fi.IsDir() {
+			return nil
+		}
+	}
+	root := repoRoot(args[0])
+	if root == "" {
+		return nil
+	}
+	linted := map[string]bool{}
+	for _, f := range found.Files {
+		if abs, err := filepath.Abs(f); err == nil {
+			linted[abs] = true
+		}
+	}
+	files, _ := manifest.Expand([]string{root})
+	var out []string
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil || linted[abs] || cfg.Excluded(f) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// repoRoot returns the nearest directory above path that holds .git
+// (relative to the current directory where it can be), or "".
+func repoRoot(path string) string {
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, dir); err == nil {
+					return rel
+				}
+			}
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+		dir = filepath.Dir(dir)
+	}
+}

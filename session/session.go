@@ -1,0 +1,136 @@
+// Package session is one run of kiln: the one pipeline that every command
+// judging objects goes through. The settings are resolved (flags, a KRM
+// functionConfig or Argo CD's environment over the config file), the
+// inputs discovered (plain files, kustomizations and Helm charts rendered,
+// App specs compiled), the context read in a first pass (package lint),
+// and every object admitted and judged by every checker (package rules),
+// streamed. kiln lint, build, fix, fn, argocd generate and psa plan each
+// make one call here and report what it returns; a behaviour added here
+// (a setting, a context, a cache) is every command's.
+package session
+
+import (
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/lint"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+	_ "github.com/kilnhq/kiln/rules/checkers" // every checker registers
+	"github.com/kilnhq/kiln/settings"
+)
+
+// Session is the settings of one run.
+type Session struct {
+	Settings *settings.Settings
+	// Config and Options are the settings as the engine and discovery read
+	// them.
+	Config  *rules.Config
+	Options *rules.Options
+	// Stdin is what the path "-" reads.
+	Stdin io.Reader
+}
+
+// New resolves the settings given (a command's flags, a functionConfig,
+// Argo CD's environment) over the config file nearest the paths.
+func New(given *settings.Settings, paths []string, stdin io.Reader) (*Session, error) {
+	s, err := given.Load(paths)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Settings: s, Config: s.RuleConfig(), Options: s.Options(), Stdin: stdin}, nil
+}
+
+// Threshold is the lowest severity of a finding that fails the run (0:
+// none fails it).
+func (s *Session) Threshold() rules.Severity { return s.Settings.Threshold() }
+
+// Fails reports whether res holds an unsuppressed finding at the run's
+// fail-on level.
+func (s *Session) Fails(res *rules.Result) bool { return FailsAt(res, s.Threshold()) }
+
+// ErrFindings is a run with findings at the fail-on level (exit 1).
+var ErrFindings = errors.New("findings at the fail-on level")
+
+// Verdict is the outcome of a run that found res and met inputErrs:
+// InputErrors for input problems, ErrFindings for findings at the fail-on
+// level, else nil.
+func (s *Session) Verdict(res *rules.Result, inputErrs []error) error {
+	if len(inputErrs) > 0 {
+		return InputErrors(inputErrs)
+	}
+	if s.Fails(res) {
+		return ErrFindings
+	}
+	return nil
+}
+
+// FailsAt reports whether res holds an unsuppressed finding at or above
+// threshold.
+func FailsAt(res *rules.Result, threshold rules.Severity) bool {
+	switch threshold {
+	case rules.Error:
+		return res.Summary.Errors > 0
+	case rules.Warning:
+		return res.Summary.Errors+res.Summary.Warnings > 0
+	case rules.Info:
+		return res.Summary.Errors+res.Summary.Warnings+res.Summary.Infos > 0
+	}
+	return false
+}
+
+// engine is the rule engine of the run: every registered checker.
+func (s *Session) engine() *rules.Engine {
+	return &rules.Engine{Checkers: rules.Registered(), Options: s.Options, Config: s.Config}
+}
+
+// Judge judges objects held in memory (compiled, rendered or handed over)
+// through the same two passes as a lint of files, as one input in their
+// order; files are the files they came from, for the reports. The
+// findings stay in memory (Result.Findings), and the objects keep their
+// content (the object the API server would admit). objs must hold no App
+// spec (compile them first).
+func (s *Session) Judge(objs []*manifest.Object, files []rules.FileObjects) (*rules.Result, error) {
+	e := s.engine()
+	e.SpillAfter = -1
+	unit := &discover.Unit{Source: &manifest.Source{Objects: objs}}
+	out, err := lint.Run(e, lint.Input{Units: []*discover.Unit{unit}, KeepContent: true}, false)
+	if err != nil {
+		return nil, err
+	}
+	res := out.Result
+	res.Files = files
+	res.Summary.Files = len(files)
+	return res, nil
+}
+
+// InputErrors are problems with the inputs, each with its position
+// (file:line:col: what is wrong), that stop a command before it judges.
+type InputErrors []error
+
+func (e InputErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// inputErrors returns errs sorted as an InputErrors error, nil for none.
+func inputErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	manifest.SortErrors(errs)
+	return InputErrors(errs)
+}
+
+// AsInputErrors returns the input errors err carries, if it is an
+// InputErrors.
+func AsInputErrors(err error) (InputErrors, bool) {
+	var ie InputErrors
+	ok := errors.As(err, &ie)
+	return ie, ok
+}
