@@ -342,13 +342,3 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
-
-// RuleSettings returns the configured rule settings sorted by pattern (for display).
-func (c *Config) RuleSettings() [][2]string {
-	var out [][2]string
-	for k, v := range c.Rules {
-		out = append(out, [2]string{k, v})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
-	return out
-}

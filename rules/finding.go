@@ -107,13 +107,3 @@ func (r *Result) Active() []Finding {
 
 // HasErrors reports whether an unsuppressed error-level finding exists.
 func (r *Result) HasErrors() bool { return r.Summary.Errors > 0 }
-
-// RuleByID returns the rule with the ID, or nil.
-func (r *Result) RuleByID(id string) *Rule {
-	for _, x := range r.Rules {
-		if x.ID == id {
-			return x
-		}
-	}
-	return nil
-}

@@ -92,7 +92,7 @@ func argoGenerate(e *env, dir string, getenv func(string) (string, bool), enviro
 	if err := defaultNamespace(objs, s.Namespace); err != nil {
 		return err
 	}
-	compiled, specErrs := compileSpecs(objs, opts)
+	compiled, specErrs := compileSpecs(objs)
 	if inputErrs := append(set.Errors(), specErrs...); len(inputErrs) > 0 {
 		printInputErrors(e, inputErrs)
 		return &exitError{code: exitInput}

@@ -86,7 +86,7 @@ could not be parsed or written).`,
 			out, err := fix.Run(args, fix.RunOptions{
 				Options: fix.Options{Only: only, RunAsUser: runAsUser},
 				Lint: func(objs []*manifest.Object, files []rules.FileObjects) (*rules.Result, []error, error) {
-					objs, specErrs := compileSpecs(objs, opts)
+					objs, specErrs := compileSpecs(objs)
 					res, err := lintObjects(objs, files, cfg, opts)
 					return res, specErrs, err
 				},

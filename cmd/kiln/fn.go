@@ -147,7 +147,7 @@ func (p *fnProcessor) validate(rl *framework.ResourceList, lintConfig *yaml.RNod
 		}
 		objs = append(objs, o)
 	}
-	compiled, specErrs := compileSpecs(objs, opts)
+	compiled, specErrs := compileSpecs(objs)
 	for _, err := range specErrs {
 		p.add(rl, &framework.Result{Severity: framework.Error, Message: err.Error()})
 		failed = true
@@ -191,7 +191,7 @@ func (p *fnProcessor) generate(rl *framework.ResourceList, fc *yaml.RNode) error
 	if err != nil {
 		return err
 	}
-	objs, errs := compileSpecs([]*manifest.Object{app}, opts)
+	objs, errs := compileSpecs([]*manifest.Object{app})
 	if len(errs) > 0 {
 		manifest.SortErrors(errs)
 		msgs := make([]string, len(errs))

@@ -129,7 +129,7 @@ func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Opti
 		set.Sources = append(set.Sources, u.Source)
 	}
 	set.DropSources() // lint needs positions and content, not YAML trees
-	objs, specErrs := compileSpecs(set.Objects(), opts)
+	objs, specErrs := compileSpecs(set.Objects())
 	return set, objs, append(set.Errors(), specErrs...), found
 }
 
