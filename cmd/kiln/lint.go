@@ -149,18 +149,9 @@ func discoverAll(paths []string, cfg *rules.Config, opts *rules.Options) *discov
 	})
 }
 
-// inputsOf summarises for the reports what a run read beside its findings.
-func inputsOf(set *manifest.Set, found *discover.Result, inputErrs []error, cfg *rules.Config, listSkipped bool) report.Inputs {
-	var skipped []manifest.Skipped
-	for _, src := range set.Sources {
-		if src.AllSkipped() {
-			skipped = append(skipped, manifest.Skipped{Pos: manifest.Position{File: src.Path}, Reason: src.Skipped[0].Reason})
-		}
-	}
-	return inputsFound(found, inputErrs, skipped, cfg, listSkipped)
-}
-
-// inputsFound is inputsOf for a lint that read the files itself.
+// inputsFound summarises for the reports what a run read beside its
+// findings: the input problems, what discovery rendered and skipped, and
+// the files skipped whole.
 func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, cfg *rules.Config, listSkipped bool) report.Inputs {
 	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: cfg.Path, ListSkipped: listSkipped,
 		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
