@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -46,22 +46,7 @@ func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
 	shared := &buildShared{sources: newSources(), origins: newOriginIndex()}
 	notes := captureOutput()
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				out[i] = buildKustomization(dirs[i], shared)
-			}
-		}()
-	}
-	for i := range dirs {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	parallel.Each(len(dirs), func(i int) { out[i] = buildKustomization(dirs[i], shared) })
 	return out, notes()
 }
 

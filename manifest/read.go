@@ -9,13 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf16"
 
+	"github.com/kilnhq/kiln/internal/parallel"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -203,22 +202,7 @@ func Read(paths []string, stdin io.Reader) *Set {
 // ReadFiles reads the files ("-" for stdin) in parallel, in input order.
 func ReadFiles(files []string, stdin io.Reader) *Set {
 	set := &Set{Sources: make([]*Source, len(files))}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				set.Sources[i] = ReadFile(files[i], stdin)
-			}
-		}()
-	}
-	for i := range files {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	parallel.Each(len(files), func(i int) { set.Sources[i] = ReadFile(files[i], stdin) })
 	return set
 }
 

@@ -3,13 +3,13 @@ package rules
 import (
 	"cmp"
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -125,24 +125,13 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 		}
 		befores[i] = j
 	}
-	enabled := make([]bool, len(e.Checkers))
 	errs := make([]error, len(e.Checkers))
-	var wg sync.WaitGroup
-	for i, c := range e.Checkers {
-		if len(c.Rules) > 0 && !r.cfg.anyEnabled(c.Rules) {
-			continue
-		}
-		enabled[i] = true
-		if c.Prepare == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	parallel.Each(len(e.Checkers), func(i int) {
+		c := e.Checkers[i]
+		if c.Prepare != nil && (len(c.Rules) == 0 || r.cfg.anyEnabled(c.Rules)) {
 			judges[i], errs[i] = c.Prepare(passes[i])
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Checkers[i].Name, err)
@@ -250,7 +239,7 @@ func (r *run) judge(b Batch, active []Judge) {
 		}
 		return
 	}
-	EachParallel(len(b.Objects), one)
+	parallel.EachChunk(len(b.Objects), 16, one)
 }
 
 // result sorts the findings, adds kiln/unused-ignore and counts.
@@ -281,30 +270,6 @@ func (r *run) result(passes []*Pass) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
-}
-
-// EachParallel calls fn(i) for every i in [0, n) on every core, in chunks
-// of neighbouring indexes, and returns when all calls have.
-func EachParallel(n int, fn func(i int)) {
-	const chunk = 16
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				start := int(next.Add(chunk)) - chunk
-				if start >= n {
-					return
-				}
-				for i := start; i < min(start+chunk, n); i++ {
-					fn(i)
-				}
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // finding places and judges one diagnostic, suppressed by the first
