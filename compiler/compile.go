@@ -1,10 +1,9 @@
 package compiler
 
 import (
-	"runtime"
 	"strings"
-	"sync"
 
+	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -152,22 +151,7 @@ func CompileAllWarn(specs []*manifest.Object) (objs [][]*manifest.Object, warns,
 	objs = make([][]*manifest.Object, len(specs))
 	perSpec := make([]error, len(specs))
 	perWarn := make([][]error, len(specs))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0) && w < len(specs); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				objs[i], perWarn[i], perSpec[i] = CompileWarn(specs[i])
-			}
-		}()
-	}
-	for i := range specs {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	parallel.Each(len(specs), func(i int) { objs[i], perWarn[i], perSpec[i] = CompileWarn(specs[i]) })
 	for i, err := range perSpec {
 		if err != nil {
 			errs = append(errs, err)
