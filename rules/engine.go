@@ -3,13 +3,13 @@ package rules
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kilnhq/kiln/internal/parallel"
+	"github.com/kilnhq/kiln/internal/spill"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -97,11 +97,11 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 // outlive a batch. The caller sets the Result's Files.
 func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[ignoreKey]*ignoreRecord{}, shared: &shared{m: map[any]*sharedEntry{}}}
-	r.found.limit = e.SpillAfter
+	r.found = newFindingSorter(e.SpillAfter)
 	done := false
 	defer func() {
 		if !done {
-			r.found.discard()
+			r.found.Discard()
 		}
 	}()
 	if r.opts == nil {
@@ -172,7 +172,7 @@ type run struct {
 	cfg     *Config
 	objects atomic.Int64
 	mu      sync.Mutex
-	found   findingStore
+	found   *spill.Sorter[Finding]
 	ignores map[ignoreKey]*ignoreRecord
 	shared  *shared
 }
@@ -200,7 +200,7 @@ func (r *run) newPass(c *Checker, ctx []*manifest.Object) *Pass {
 		defer r.mu.Unlock()
 		r.use(d.Rule, sites)
 		if ok {
-			r.found.add(f)
+			r.found.Add(f)
 		}
 	}
 	return pass
@@ -258,13 +258,14 @@ func (r *run) result(passes []*Pass) (*Result, error) {
 	if unused := r.unusedIgnores(res.Rules); len(unused) > 0 {
 		res.Rules = append(res.Rules, UnusedIgnoreRule)
 		for _, f := range unused {
-			r.found.add(f)
+			r.found.Add(f)
 		}
 	}
-	var err error
-	if res.Findings, res.spill, err = r.found.finish(); err != nil {
+	mem, file, err := r.found.Finish()
+	if err != nil {
 		return nil, err
 	}
+	res.Findings, res.spill = dedup(mem), file
 	if err := res.count(); err != nil {
 		res.Close()
 		return nil, err
@@ -348,19 +349,21 @@ func compareSuppression(a, b *Suppression) int {
 	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Reason, b.Reason))
 }
 
-// sortAndDedup orders findings and drops repeats of the same rule, object,
-// field and message, keeping the highest severity.
-func sortAndDedup(fs []Finding) []Finding {
-	slices.SortStableFunc(fs, compareFindings)
+// dedup drops from findings in compareFindings order the repeats of the
+// same rule, object, field, message and position: the first, of the
+// highest severity, stays.
+func dedup(fs []Finding) []Finding {
 	out := fs[:0]
 	for _, f := range fs {
-		if n := len(out); n > 0 {
-			p := out[n-1]
-			if p.Rule == f.Rule && p.Object == f.Object && p.Field == f.Field && p.Message == f.Message && p.Pos == f.Pos {
-				continue
-			}
+		if n := len(out); n > 0 && sameFinding(out[n-1], f) {
+			continue
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// sameFinding reports whether b repeats a, as dedup drops repeats.
+func sameFinding(a, b Finding) bool {
+	return a.Rule == b.Rule && a.Object == b.Object && a.Field == b.Field && a.Message == b.Message && a.Pos == b.Pos
 }
