@@ -165,27 +165,6 @@ func TestEngineCheckerError(t *testing.T) {
 	}
 }
 
-func TestExcluded(t *testing.T) {
-	c, err := configOf(`exclude: ["vendor/**", "charts/*/tests", "**/*.gen.yaml", "single.yaml"]`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for path, want := range map[string]bool{
-		"vendor/a/b.yaml":        true,
-		"charts/x/tests/t.yaml":  true,
-		"charts/x/y/tests/t.yml": false,
-		"deep/dir/a.gen.yaml":    true,
-		"a.gen.yaml":             true,
-		"single.yaml":            true,
-		"sub/single.yaml":        false,
-		"app/deploy.yaml":        false,
-	} {
-		if got := c.Excluded(path); got != want {
-			t.Errorf("Excluded(%q) = %v, want %v", path, got, want)
-		}
-	}
-}
-
 func TestParseSeverity(t *testing.T) {
 	for in, want := range map[string]Severity{"error": Error, "WARN": Warning, "warning": Warning, "info": Info} {
 		if got, err := ParseSeverity(in); err != nil || got != want {
@@ -350,17 +329,14 @@ spec:
 	}
 }
 
-// configOf is a Config from the rules and exclude keys of a .kiln.yaml
-// text (package settings decodes the real file).
+// configOf is a Config from the rules key of a .kiln.yaml text (package
+// settings decodes the real file).
 func configOf(text string) (*Config, error) {
-	var c struct {
-		Rules   map[string]string
-		Exclude []string
-	}
+	var c struct{ Rules map[string]string }
 	if err := yaml.Unmarshal([]byte(text), &c); err != nil {
 		return nil, err
 	}
-	return NewConfig("", c.Rules, nil, c.Exclude, HelmConfig{}), nil
+	return NewConfig(c.Rules, nil), nil
 }
 
 // TestShared: checkers that ask for the same key during Prepare get one

@@ -87,7 +87,7 @@ func argoGenerate(e *env, dir string, getenv func(string) (string, bool), enviro
 		printInputErrors(e, errs)
 		return &exitError{code: exitInput}
 	}
-	set := readInputs(e, files, cfg)
+	set := readInputs(e, files, s)
 	objs := set.Objects()
 	if err := defaultNamespace(objs, s.Namespace); err != nil {
 		return err

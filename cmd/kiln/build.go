@@ -58,7 +58,7 @@ Exit codes: 0 ok, 1 findings at --fail-on or stale output (--check), 2 usage err
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			set := readBuildInputs(e, args, cfg, outDir)
+			set := readBuildInputs(e, args, s, outDir)
 			if errs := set.Errors(); len(errs) > 0 {
 				printInputErrors(e, errs)
 				return &exitError{code: exitInput}
@@ -132,7 +132,7 @@ Exit codes: 0 ok, 1 findings at --fail-on or stale output (--check), 2 usage err
 
 // readBuildInputs reads the inputs, leaving out the output directory so a
 // previous build's files are not read back as inputs.
-func readBuildInputs(e *env, paths []string, cfg *rules.Config, outDir string) *manifest.Set {
+func readBuildInputs(e *env, paths []string, s *settings.Settings, outDir string) *manifest.Set {
 	files, errs := manifest.Expand(paths)
 	kept := files[:0]
 	absOut := ""
@@ -140,7 +140,7 @@ func readBuildInputs(e *env, paths []string, cfg *rules.Config, outDir string) *
 		absOut, _ = filepath.Abs(outDir)
 	}
 	for _, f := range files {
-		if f != manifest.Stdin && (cfg.Excluded(f) || within(absOut, f)) {
+		if f != manifest.Stdin && (s.Excluded(f) || within(absOut, f)) {
 			continue
 		}
 		kept = append(kept, f)

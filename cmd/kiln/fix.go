@@ -90,7 +90,7 @@ could not be parsed or written).`,
 					res, err := lintObjects(objs, files, cfg, opts)
 					return res, specErrs, err
 				},
-				Skip:   cfg.Excluded,
+				Skip:   s.Excluded,
 				DryRun: dryRun, Diff: e.stdout, Info: info,
 			})
 			if err != nil {

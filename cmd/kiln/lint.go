@@ -44,7 +44,7 @@ func flagSettings(f *settings.Flags) (*settings.Settings, error) {
 // Namespaces, policies, params, CRDs and StorageClasses and reports nothing
 // on them. It is empty for directories, stdin, or files outside a
 // repository.
-func repoContext(args []string, found *discover.Result, cfg *rules.Config) []string {
+func repoContext(args []string, found *discover.Result, s *settings.Settings) []string {
 	if len(args) == 0 {
 		return nil
 	}
@@ -67,7 +67,7 @@ func repoContext(args []string, found *discover.Result, cfg *rules.Config) []str
 	var out []string
 	for _, f := range files {
 		abs, err := filepath.Abs(f)
-		if err != nil || linted[abs] || cfg.Excluded(f) {
+		if err != nil || linted[abs] || s.Excluded(f) {
 			continue
 		}
 		out = append(out, f)
@@ -99,11 +99,11 @@ func repoRoot(path string) string {
 }
 
 // readInputs expands and reads paths, dropping files the config excludes.
-func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
+func readInputs(e *env, paths []string, s *settings.Settings) *manifest.Set {
 	files, errs := manifest.Expand(paths)
 	kept := files[:0]
 	for _, f := range files {
-		if f == manifest.Stdin || !cfg.Excluded(f) {
+		if f == manifest.Stdin || !s.Excluded(f) {
 			kept = append(kept, f)
 		}
 	}
@@ -114,15 +114,15 @@ func readInputs(e *env, paths []string, cfg *rules.Config) *manifest.Set {
 
 // loadObjects reads paths (default ".") and compiles the App specs among
 // them; inputErrs are every read and spec problem, for exitFor.
-func loadObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options) (set *manifest.Set, objs []*manifest.Object, inputErrs []error) {
-	set, objs, inputErrs, _ = discoverObjects(e, paths, cfg, opts)
+func loadObjects(e *env, paths []string, s *settings.Settings, opts *rules.Options) (set *manifest.Set, objs []*manifest.Object, inputErrs []error) {
+	set, objs, inputErrs, _ = discoverObjects(e, paths, s, opts)
 	return set, objs, inputErrs
 }
 
 // discoverObjects is loadObjects that renders the kustomizations and Helm
 // charts among the paths and says what it rendered and skipped.
-func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Options) (*manifest.Set, []*manifest.Object, []error, *discover.Result) {
-	found := discoverAll(paths, cfg, opts)
+func discoverObjects(e *env, paths []string, s *settings.Settings, opts *rules.Options) (*manifest.Set, []*manifest.Object, []error, *discover.Result) {
+	found := discoverAll(paths, s, opts)
 	set := manifest.ReadFiles(found.Files, e.stdin)
 	set.Errs = append(found.Errs, set.Errs...)
 	for _, u := range found.Units {
@@ -135,25 +135,18 @@ func discoverObjects(e *env, paths []string, cfg *rules.Config, opts *rules.Opti
 
 // discoverAll finds the files, kustomizations and charts under the paths
 // (default ".") and renders the latter.
-func discoverAll(paths []string, cfg *rules.Config, opts *rules.Options) *discover.Result {
+func discoverAll(paths []string, s *settings.Settings, opts *rules.Options) *discover.Result {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	return discover.Discover(paths, discover.Options{
-		KubeVersion: opts.KubeVersion,
-		Excluded:    cfg.Excluded,
-		Chart: func(dir string) discover.ChartSettings {
-			c := cfg.ChartSettings(dir)
-			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set, Setting: cfg.ChartSetting(dir)}
-		},
-	})
+	return discover.Discover(paths, discover.Options{KubeVersion: opts.KubeVersion, Excluded: s.Excluded, Chart: s.Chart})
 }
 
 // inputsFound summarises for the reports what a run read beside its
 // findings: the input problems, what discovery rendered and skipped, and
 // the files skipped whole.
-func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, cfg *rules.Config, listSkipped bool) report.Inputs {
-	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: cfg.Path, ListSkipped: listSkipped,
+func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, s *settings.Settings, listSkipped bool) report.Inputs {
+	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: s.File, ListSkipped: listSkipped,
 		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
 	in.Skipped = append(append(in.Skipped, found.Skipped...), skipped...)
 	manifest.SortErrors(in.Errors)
@@ -257,10 +250,10 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			if err != nil {
 				return err
 			}
-			found := discoverAll(args, cfg, opts)
+			found := discoverAll(args, s, opts)
 			in := lint.Input{Files: found.Files, Units: found.Units, Stdin: e.stdin, Policies: opts.Policies}
 			if repoCtx {
-				in.Context = repoContext(args, found, cfg)
+				in.Context = repoContext(args, found, s)
 			}
 			out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg}, in, format == "junit")
 			if err != nil {
@@ -268,7 +261,7 @@ Exit codes: 0 no findings at the --fail-on level, 1 findings at that level
 			}
 			res, inputErrs := out.Result, append(found.Errs, out.Errs...)
 			defer res.Close()
-			inputs := inputsFound(found, inputErrs, out.Skipped, cfg, listSkipped)
+			inputs := inputsFound(found, inputErrs, out.Skipped, s, listSkipped)
 			inputs.ContextFiles = len(in.Context)
 			if err := report.Write(e.stdout, format, res, report.Options{
 				Color: useColor(e, noColor), Width: terminalWidth(e), ShowSuppressed: showSuppressed, ToolVersion: version, Inputs: inputs,

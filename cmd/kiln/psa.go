@@ -59,11 +59,11 @@ Exit codes: 0 plan printed, 2 usage or input error.`,
 					return &exitError{code: exitInput, msg: err.Error()}
 				}
 			}
-			s, cfg, opts, err := loadSettings(given, args)
+			s, _, opts, err := loadSettings(given, args)
 			if err != nil {
 				return err
 			}
-			set, objs, inputErrs := loadObjects(e, args, cfg, opts)
+			set, objs, inputErrs := loadObjects(e, args, s, opts)
 			if s.KubeVersion == "" {
 				if v, ok := specTarget(set.Objects()); ok {
 					opts.KubeVersion = v
