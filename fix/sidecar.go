@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/kilnhq/kiln/rules/sidecar"
+	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
-
-// nativeSidecars needs Kubernetes 1.29 (SidecarContainers beta, on by default).
-const nativeSidecarMinor = 29
 
 // moveToNativeSidecars moves the regular containers at the given indexes of
 // a pod spec to initContainers with restartPolicy: Always.
@@ -50,7 +47,7 @@ func moveToNativeSidecars(spec *yaml.Node, indexes []int) []string {
 	var notes []string
 	for _, c := range moved {
 		setScalar(c, "restartPolicy", str("Always"))
-		at := insertionPoint(init.Content, sidecar.Repository(scalarValue(get(c, "image"))))
+		at := insertionPoint(init.Content, manifest.ImageRepository(scalarValue(get(c, "image"))))
 		init.Content = append(init.Content[:at:at], append([]*yaml.Node{c}, init.Content[at:]...)...)
 		notes = append(notes, fmt.Sprintf("container %q: moved to initContainers[%d] with restartPolicy: Always (native sidecar)", scalarValue(get(c, "name")), at))
 	}
@@ -61,7 +58,7 @@ func moveToNativeSidecars(spec *yaml.Node, indexes []int) []string {
 func insertionPoint(inits []*yaml.Node, repo string) int {
 	for i, c := range inits {
 		native := scalarValue(get(c, "restartPolicy")) == "Always"
-		same := repo != "" && sidecar.Repository(scalarValue(get(c, "image"))) == repo
+		same := repo != "" && manifest.ImageRepository(scalarValue(get(c, "image"))) == repo
 		if !native && !same {
 			return i
 		}
