@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/kilnhq/kiln/internal/parallel"
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -312,7 +313,7 @@ func (x *originIndex) place(kustFile, file string, line int, gens []generator, n
 // longest such name first.
 func generatorOf(gens []generator, node *yaml.Node) *generator {
 	key := map[string]string{"ConfigMap": "configMapGenerator", "Secret": "secretGenerator"}[scalarAt(node, "kind")]
-	name := scalarAt(lookupNode(node, "metadata"), "name")
+	name := scalarAt(yamlnode.Value(node, "metadata"), "name")
 	var best *generator
 	for i := range gens {
 		g := &gens[i]
@@ -354,7 +355,7 @@ func (x *originIndex) match(file string, line int, rendered *yaml.Node) *yaml.No
 		return objs
 	})
 	kind := scalarAt(rendered, "kind")
-	name := scalarAt(lookupNode(rendered, "metadata"), "name")
+	name := scalarAt(yamlnode.Value(rendered, "metadata"), "name")
 	var sameKind []*manifest.Object
 	for _, o := range objs {
 		if o.Kind == kind {

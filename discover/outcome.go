@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/plural"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -170,7 +170,7 @@ func remoteWarnings(remotes map[manifest.Position][]*kustBuild) []error {
 				files[i] = b.file
 			}
 			sort.Strings(files)
-			what = "the " + plural(len(bs), "kustomization") + " that include it are skipped (" + strings.Join(files, ", ") + "): vendor the base or lint their rendered output"
+			what = "the " + plural.Count(len(bs), "kustomization") + " that include it are skipped (" + strings.Join(files, ", ") + "): vendor the base or lint their rendered output"
 		}
 		out = append(out, &manifest.Error{Pos: p, Msg: "warning: remote base " + bs[0].remote + " is not fetched (kiln works offline); " + what})
 	}
@@ -219,11 +219,4 @@ func relOr(p string) string {
 		}
 	}
 	return p
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/kilnhq/kiln/internal/parallel"
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -472,7 +473,7 @@ func notAnObject(root *yaml.Node) string {
 	case yaml.ScalarNode:
 		return "a scalar, not an object"
 	case yaml.MappingNode:
-		if lookup(root, "apiVersion") == nil && lookup(root, "kind") == nil {
+		if yamlnode.Value(root, "apiVersion") == nil && yamlnode.Value(root, "kind") == nil {
 			return "no apiVersion or kind (not a Kubernetes object)"
 		}
 	}
@@ -490,11 +491,11 @@ func appendDecoded(objs []*Object, errs []error, o *Object, docLine int, in inte
 }
 
 func isList(o *Object) bool {
-	return strings.HasSuffix(o.Kind, "List") && lookup(o.Node(), "items") != nil
+	return strings.HasSuffix(o.Kind, "List") && yamlnode.Value(o.Node(), "items") != nil
 }
 
 func expandList(list *Object) ([]*Object, []error) {
-	items := lookup(list.Node(), "items")
+	items := yamlnode.Value(list.Node(), "items")
 	if items.Kind != yaml.SequenceNode {
 		if items.ShortTag() == "!!null" {
 			return nil, nil
