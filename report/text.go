@@ -3,6 +3,8 @@ package report
 import (
 	"bufio"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,11 +119,7 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 // assumedLine says how many findings were judged at an assumed Pod
 // Security level, in which namespaces, and how to set their levels.
 func assumedLine(n int, namespaces map[string]bool) string {
-	names := make([]string, 0, len(namespaces))
-	for ns := range namespaces {
-		names = append(names, ns)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(namespaces))
 	const most = 5
 	if len(names) > most {
 		names = append(names[:most], strconv.Itoa(len(names)-most)+" more")

@@ -2,7 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -93,19 +94,14 @@ func (c *Config) CheckRules(known []*Rule) error {
 		}
 	}
 	families["policy"] = true
-	pats := make([]string, 0, len(c.Rules))
-	for p := range c.Rules {
-		pats = append(pats, p)
-	}
-	sort.Strings(pats)
-	for _, p := range pats {
+	for _, p := range slices.Sorted(maps.Keys(c.Rules)) {
 		pos := c.ruleAt[p]
 		family, _, _ := strings.Cut(strings.TrimSuffix(p, "*"), "/")
 		if p == "*" {
 			continue
 		}
 		if !families[family] {
-			return &manifest.Error{Pos: pos, Msg: fmt.Sprintf("rules: unknown rule family %q in %q (known: %s)", family, p, strings.Join(sortedKeys(families), ", "))}
+			return &manifest.Error{Pos: pos, Msg: fmt.Sprintf("rules: unknown rule family %q in %q (known: %s)", family, p, strings.Join(slices.Sorted(maps.Keys(families)), ", "))}
 		}
 		if strings.HasSuffix(p, "*") || family == "policy" || ids[p] {
 			continue
@@ -119,19 +115,10 @@ func (c *Config) CheckRules(known []*Rule) error {
 	return nil
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // nearest returns the known ID closest to id in edit distance, if close.
 func nearest(id string, ids map[string]bool) string {
 	best, bestD := "", len(id)/3+2
-	for _, k := range sortedKeys(ids) {
+	for _, k := range slices.Sorted(maps.Keys(ids)) {
 		if d := editDistance(id, k); d < bestD {
 			best, bestD = k, d
 		}

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kilnhq/kiln/internal/plural"
@@ -149,11 +150,7 @@ func fixableCount(ns NamespacePlan) (fixable, all int) {
 
 // labelList formats labels as k=v, sorted by key.
 func labelList(labels map[string]string, sep string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(labels))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + labels[k]
