@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/editdist"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -119,29 +120,9 @@ func (c *Config) CheckRules(known []*Rule) error {
 func nearest(id string, ids map[string]bool) string {
 	best, bestD := "", len(id)/3+2
 	for _, k := range slices.Sorted(maps.Keys(ids)) {
-		if d := editDistance(id, k); d < bestD {
+		if d := editdist.Distance(id, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
