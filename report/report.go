@@ -9,6 +9,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kilnhq/kiln/internal/plural"
 	"github.com/kilnhq/kiln/manifest"
@@ -90,7 +91,7 @@ func Write(w io.Writer, format string, res *rules.Result, opts Options) error {
 	case "github":
 		return writeGitHub(w, res, opts.Inputs)
 	}
-	return fmt.Errorf("unknown format %q: use one of text, json, sarif, junit, github", format)
+	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
 
 // position formats where a finding is, omitting what is unknown; a finding
