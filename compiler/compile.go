@@ -17,10 +17,11 @@ const (
 )
 
 // Compile validates an App spec (as read by manifest.Parse) and returns the
-// objects it compiles to, in DESIGN order: the Namespace, PVCs, ConfigMaps,
-// Services, Deployments, JobSets, each kind by name. Errors are
-// *manifest.Error values naming the spec's file, line and column (several
-// are joined with errors.Join). The same spec always gives the same objects.
+// objects it compiles to, in the order of docs/design.md §3: the Namespace,
+// PVCs, ConfigMaps, Services, Deployments, JobSets, each kind by name.
+// Errors are *manifest.Error values naming the spec's file, line and column
+// (several are joined with errors.Join). The same spec always gives the
+// same objects.
 func Compile(spec *manifest.Object) ([]*manifest.Object, error) {
 	objs, _, err := CompileWarn(spec)
 	return objs, err
