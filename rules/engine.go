@@ -233,13 +233,7 @@ func (r *run) judge(b Batch, active []Judge) {
 			o.DropContent()
 		}
 	}
-	if len(b.Objects) <= 16 {
-		for i := range b.Objects {
-			one(i)
-		}
-		return
-	}
-	parallel.EachChunk(len(b.Objects), 16, one)
+	parallel.EachChunk(len(b.Objects), 16, one) // a batch of up to 16 runs on this goroutine
 }
 
 // result sorts the findings, adds kiln/unused-ignore and counts.

@@ -15,7 +15,8 @@ import (
 func Each(n int, fn func(i int)) { EachChunk(n, 1, fn) }
 
 // EachChunk is Each that hands each goroutine chunk neighbouring indexes at
-// a time, for calls too cheap to hand out one by one.
+// a time, for calls too cheap to hand out one by one. With one chunk of
+// work (or one core) the calls run in order on the calling goroutine.
 func EachChunk(n, chunk int, fn func(i int)) {
 	chunk = max(chunk, 1)
 	workers := min(runtime.GOMAXPROCS(0), (n+chunk-1)/chunk)
