@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -550,14 +549,4 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
-}
-
-// sortProblems orders problems by field, then message.
-func sortProblems(ps []Problem) {
-	sort.SliceStable(ps, func(i, j int) bool {
-		if ps[i].Field != ps[j].Field {
-			return ps[i].Field < ps[j].Field
-		}
-		return ps[i].Message < ps[j].Message
-	})
 }

@@ -3,6 +3,8 @@ package admit
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -263,7 +265,7 @@ func findTyped(v any, segs []string, jsonType string, at []any) (path []any, ent
 				}
 			}
 		case map[string]any:
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				if jsonTypeOf(x[k]) == jsonType {
 					return appendPath(at, k), true, true
 				}
@@ -286,7 +288,7 @@ func findTyped(v any, segs []string, jsonType string, at []any) (path []any, ent
 			}
 		}
 		// Nor has a mapping key (a map of structs): look in each value.
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if _, isMap := x[k].(map[string]any); !isMap || k == segs[0] {
 				continue
 			}

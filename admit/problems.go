@@ -2,7 +2,9 @@ package admit
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,7 +176,7 @@ func findBadQuantity(v any, at []any) ([]any, string, bool) {
 		if len(at) > 0 {
 			last, _ = at[len(at)-1].(string)
 		}
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			p := appendPath(at, k)
 			if s, ok := x[k].(string); ok && (quantityKeys[last] || k == "sizeLimit" || k == "storage") {
 				if _, err := resource.ParseQuantity(s); err != nil {

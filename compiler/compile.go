@@ -1,10 +1,9 @@
 package compiler
 
 import (
-	"runtime"
 	"strings"
-	"sync"
 
+	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -18,10 +17,11 @@ const (
 )
 
 // Compile validates an App spec (as read by manifest.Parse) and returns the
-// objects it compiles to, in DESIGN order: the Namespace, PVCs, ConfigMaps,
-// Services, Deployments, JobSets, each kind by name. Errors are
-// *manifest.Error values naming the spec's file, line and column (several
-// are joined with errors.Join). The same spec always gives the same objects.
+// objects it compiles to, in the order of docs/design.md §3: the Namespace,
+// PVCs, ConfigMaps, Services, Deployments, JobSets, each kind by name.
+// Errors are *manifest.Error values naming the spec's file, line and column
+// (several are joined with errors.Join). The same spec always gives the
+// same objects.
 func Compile(spec *manifest.Object) ([]*manifest.Object, error) {
 	objs, _, err := CompileWarn(spec)
 	return objs, err
@@ -152,22 +152,7 @@ func CompileAllWarn(specs []*manifest.Object) (objs [][]*manifest.Object, warns,
 	objs = make([][]*manifest.Object, len(specs))
 	perSpec := make([]error, len(specs))
 	perWarn := make([][]error, len(specs))
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0) && w < len(specs); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				objs[i], perWarn[i], perSpec[i] = CompileWarn(specs[i])
-			}
-		}()
-	}
-	for i := range specs {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	parallel.Each(len(specs), func(i int) { objs[i], perWarn[i], perSpec[i] = CompileWarn(specs[i]) })
 	for i, err := range perSpec {
 		if err != nil {
 			errs = append(errs, err)

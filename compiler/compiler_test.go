@@ -116,7 +116,7 @@ func mustWd(t *testing.T) string {
 	return wd
 }
 
-// TestOrderAndNames checks DESIGN §3's order and naming on the shop spec of DESIGN.
+// TestOrderAndNames checks the order and naming of docs/design.md §3 on the shop spec.
 func TestOrderAndNames(t *testing.T) {
 	objs := compileFile(t, "testdata/design.yaml")
 	var got []string

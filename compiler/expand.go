@@ -62,7 +62,7 @@ func Unjoin(err error) []error {
 	return []error{err}
 }
 
-// kindRank orders compiled objects across specs as DESIGN §3 does within one.
+// kindRank orders compiled objects across specs as docs/design.md §3 does within one.
 var kindRank = map[string]int{"Namespace": 0, "PersistentVolumeClaim": 1, "ConfigMap": 2, "Service": 3, "Deployment": 4, "JobSet": 5}
 
 // OutputOrder sorts compiled objects for output, in place: by kind across

@@ -13,6 +13,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 
+	"github.com/kilnhq/kiln/internal/editdist"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/schemas"
 )
@@ -43,7 +44,7 @@ func IsSpecKind(group, kind string) bool {
 	if group == Group {
 		return !otherKinds[kind]
 	}
-	return kind == Kind && (group == "" || editDistance(group, Group) <= 2)
+	return kind == Kind && (group == "" || editdist.Distance(group, Group) <= 2)
 }
 
 // MaybeSpec reports whether o could be meant as an App spec: IsSpec, or any
@@ -67,27 +68,6 @@ func header(spec *manifest.Object) error {
 		return nil
 	}
 	return joinSorted(msgs)
-}
-
-// editDistance is the Levenshtein distance of two short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // evaluator is the compiled #App definition in its own CUE context. The
@@ -535,7 +515,7 @@ func nearestWord(s string, words []string) string {
 		bestD = 3
 	}
 	for _, w := range words {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(w)); d < bestD || (d == bestD && best == "" && d <= 1) {
+		if d := editdist.Distance(strings.ToLower(s), strings.ToLower(w)); d < bestD || (d == bestD && best == "" && d <= 1) {
 			best, bestD = w, d
 		}
 	}

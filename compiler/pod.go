@@ -383,12 +383,7 @@ func jsonNode(p pos, v any) *yaml.Node {
 	switch x := v.(type) {
 	case map[string]any:
 		n := mapping(p)
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(x) {
 			add(n, field{k, jsonNode(p, x[k])})
 		}
 		return n

@@ -1,6 +1,6 @@
 // Package compiler turns App specs (apiVersion kiln.dev/v1alpha1, kind App;
-// DESIGN §3) into Kubernetes objects: it validates a spec against the CUE
-// schema in package schemas, checks what CUE cannot express, and emits a
+// docs/design.md §3) into Kubernetes objects: it validates a spec against the
+// CUE schema in package schemas, checks what CUE cannot express, and emits a
 // Namespace, PVCs, Services, Deployments and JobSets that are correct by
 // construction. Every emitted node carries the position of the spec line
 // that produced it, so findings on compiled objects point into the spec.

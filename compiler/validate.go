@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/editdist"
 	"github.com/kilnhq/kiln/manifest"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -490,7 +492,7 @@ func (c *checker) probe(a *App, pc podContainer, path string, p *Probe) {
 func nearest(s string, candidates []string) string {
 	best, bestD := "", 3
 	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestD {
+		if d := editdist.Distance(s, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -637,11 +639,4 @@ func hostname(jobset, rjob string, podIndex int) string {
 	return fmt.Sprintf("%s-%s-0-%d", jobset, rjob, podIndex)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -2,7 +2,8 @@ package conformance
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -108,7 +109,7 @@ func runCorpus(t *testing.T, c corpus) *comparison {
 	s := startServer(t)
 	phases.done("server start")
 	levels := ensureNamespaces(t, s, l.objects, l.opts)
-	for _, ns := range sortedKeys(levels) {
+	for _, ns := range slices.Sorted(maps.Keys(levels)) {
 		cmp.note("namespace %s is not in the input: kiln assumed Pod Security %s (enforce), and the server's is labelled so", ns, levels[ns])
 	}
 	installShippedCRDs(t, s, l.objects)
@@ -428,14 +429,5 @@ func (l *linted) verdicts(t *testing.T, c *comparison) map[*judged]kilnVerdict {
 			}
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -55,14 +55,7 @@ func lintCorpus(t *testing.T, paths []string) *linted {
 		t.Fatalf("settings: %v", err)
 	}
 	cfg, opts := s.RuleConfig(), s.Options()
-	found := discover.Discover(paths, discover.Options{
-		KubeVersion: opts.KubeVersion,
-		Excluded:    cfg.Excluded,
-		Chart: func(dir string) discover.ChartSettings {
-			c := cfg.ChartSettings(dir)
-			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set}
-		},
-	})
+	found := discover.Discover(paths, discover.Options{KubeVersion: opts.KubeVersion, Excluded: s.Excluded, Chart: s.Chart})
 	rec := &recorder{seen: map[*manifest.Object]*judged{}}
 	eng := &rules.Engine{Checkers: append([]*rules.Checker{rec.checker()}, rules.Registered()...), Options: opts, Config: cfg}
 	out, err := lint.Run(eng, lint.Input{Files: found.Files, Units: found.Units}, false)

@@ -2,9 +2,10 @@ package discover
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,11 +88,7 @@ func render(dir string, opts Options) *manifest.Source {
 		src.Errs = append(src.Errs, templateError(ch, dir, set, err))
 		return src
 	}
-	names := make([]string, 0, len(rendered))
-	for name := range rendered {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(rendered))
 	doc := 0
 	for _, crd := range ch.CRDObjects() {
 		file := diskPath(dir, crd.Filename)

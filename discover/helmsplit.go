@@ -1,6 +1,8 @@
 package discover
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -26,10 +28,7 @@ type renderedDoc struct {
 // that positions stay those of the rendered lines.
 func splitRendered(out string) []renderedDoc {
 	docs := releaseutil.SplitManifests(out)
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(docs))
 	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	var res []renderedDoc
 	cursor, line, col := 0, 1, 1 // line and col are those of cursor

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/kilnhq/kiln/internal/parallel"
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -46,22 +47,7 @@ func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
 	shared := &buildShared{sources: newSources(), origins: &originIndex{edited: opts.Edited}, edited: opts.Edited}
 	notes := captureOutput()
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				out[i] = buildKustomization(dirs[i], shared)
-			}
-		}()
-	}
-	for i := range dirs {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	parallel.Each(len(dirs), func(i int) { out[i] = buildKustomization(dirs[i], shared) })
 	return out, notes()
 }
 
@@ -333,7 +319,7 @@ func (x *originIndex) place(kustFile, file string, line int, gens []generator, n
 // longest such name first.
 func generatorOf(gens []generator, node *yaml.Node) *generator {
 	key := map[string]string{"ConfigMap": "configMapGenerator", "Secret": "secretGenerator"}[scalarAt(node, "kind")]
-	name := scalarAt(lookupNode(node, "metadata"), "name")
+	name := scalarAt(yamlnode.Value(node, "metadata"), "name")
 	var best *generator
 	for i := range gens {
 		g := &gens[i]
@@ -378,7 +364,7 @@ func (x *originIndex) match(file string, line int, rendered *yaml.Node) *yaml.No
 		return objs
 	})
 	kind := scalarAt(rendered, "kind")
-	name := scalarAt(lookupNode(rendered, "metadata"), "name")
+	name := scalarAt(yamlnode.Value(rendered, "metadata"), "name")
 	var sameKind []*manifest.Object
 	for _, o := range objs {
 		if o.Kind == kind {

@@ -1,12 +1,15 @@
 package discover
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/plural"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -136,12 +139,7 @@ func (out *kustOutcome) name(b *kustBuild) {
 	if why != "" {
 		record(refs.resources, why, b.file)
 		record(refs.inputs, why, b.file)
-		read := make([]string, 0, len(b.read)) // what a build that failed read before it did
-		for f := range b.read {
-			read = append(read, f)
-		}
-		sort.Strings(read)
-		record(read, why, b.file)
+		record(slices.Sorted(maps.Keys(b.read)), why, b.file) // what a build that failed read before it did
 	}
 }
 
@@ -149,16 +147,8 @@ func (out *kustOutcome) name(b *kustBuild) {
 // the kustomizations skipped over it (a base included by four overlays is
 // one warning, not five).
 func remoteWarnings(remotes map[manifest.Position][]*kustBuild) []error {
-	positions := make([]manifest.Position, 0, len(remotes))
-	for p := range remotes {
-		positions = append(positions, p)
-	}
-	sort.Slice(positions, func(i, j int) bool {
-		a, b := positions[i], positions[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
+	positions := slices.SortedFunc(maps.Keys(remotes), func(a, b manifest.Position) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	var out []error
 	for _, p := range positions {
@@ -170,7 +160,7 @@ func remoteWarnings(remotes map[manifest.Position][]*kustBuild) []error {
 				files[i] = b.file
 			}
 			sort.Strings(files)
-			what = "the " + plural(len(bs), "kustomization") + " that include it are skipped (" + strings.Join(files, ", ") + "): vendor the base or lint their rendered output"
+			what = "the " + plural.Count(len(bs), "kustomization") + " that include it are skipped (" + strings.Join(files, ", ") + "): vendor the base or lint their rendered output"
 		}
 		out = append(out, &manifest.Error{Pos: p, Msg: "warning: remote base " + bs[0].remote + " is not fetched (kiln works offline); " + what})
 	}
@@ -219,11 +209,4 @@ func relOr(p string) string {
 		}
 	}
 	return p
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -39,7 +40,7 @@ func patchShape(path string) string {
 func documentPatchShape(root *yaml.Node) string {
 	switch root.Kind {
 	case yaml.SequenceNode:
-		if len(root.Content) > 0 && lookupNode(root.Content[0], "op") != nil && lookupNode(root.Content[0], "path") != nil {
+		if len(root.Content) > 0 && yamlnode.Value(root.Content[0], "op") != nil && yamlnode.Value(root.Content[0], "path") != nil {
 			return "a JSON 6902 patch (a list of op and path operations)"
 		}
 		return ""
@@ -54,7 +55,7 @@ func documentPatchShape(root *yaml.Node) string {
 	if kind == "" || scalarAt(root, "apiVersion") == "" {
 		return ""
 	}
-	if items := lookupNode(root, "items"); strings.HasSuffix(kind, "List") && items != nil && items.Kind == yaml.SequenceNode {
+	if items := yamlnode.Value(root, "items"); strings.HasSuffix(kind, "List") && items != nil && items.Kind == yaml.SequenceNode {
 		for _, it := range items.Content {
 			if it.Kind == yaml.MappingNode {
 				if why := documentPatchShape(it); why != "" {
@@ -120,9 +121,9 @@ var podSpecAt = map[string][]string{
 // container's image, a CRD's group and names.
 func missingRequired(group, kind string, root *yaml.Node) string {
 	if group == "apiextensions.k8s.io" && kind == "CustomResourceDefinition" {
-		spec := lookupNode(root, "spec")
+		spec := yamlnode.Value(root, "spec")
 		for _, f := range []string{"names", "group"} {
-			if lookupNode(spec, f) == nil {
+			if yamlnode.Value(spec, f) == nil {
 				return "without spec." + f
 			}
 		}
@@ -132,24 +133,24 @@ func missingRequired(group, kind string, root *yaml.Node) string {
 	if !ok {
 		return ""
 	}
-	if group == "apps" && lookupNode(lookupNode(root, "spec"), "selector") == nil {
+	if group == "apps" && yamlnode.Value(yamlnode.Value(root, "spec"), "selector") == nil {
 		return "without spec.selector"
 	}
 	spec := root
 	for _, k := range path {
-		spec = lookupNode(spec, k)
+		spec = yamlnode.Value(spec, k)
 	}
-	containers := lookupNode(spec, "containers")
+	containers := yamlnode.Value(spec, "containers")
 	if containers == nil || containers.Kind != yaml.SequenceNode || len(containers.Content) == 0 {
 		return "without " + strings.Join(path, ".") + ".containers"
 	}
 	for _, list := range []string{"initContainers", "containers"} {
-		l := lookupNode(spec, list)
+		l := yamlnode.Value(spec, list)
 		if l == nil || l.Kind != yaml.SequenceNode {
 			continue
 		}
 		for _, c := range l.Content {
-			if lookupNode(c, "image") == nil {
+			if yamlnode.Value(c, "image") == nil {
 				return fmt.Sprintf("with container %q without an image", scalarAt(c, "name"))
 			}
 		}

@@ -1,6 +1,9 @@
 package discover
 
-import "sigs.k8s.io/kustomize/kyaml/yaml"
+import (
+	"github.com/kilnhq/kiln/internal/yamlnode"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
 
 // clearPositions sets every node's position to unknown (0): Locate then
 // places a field at its nearest parent that has one.
@@ -74,20 +77,8 @@ func fillPositions(n *yaml.Node) {
 	}
 }
 
-func lookupNode(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
 func scalarAt(m *yaml.Node, key string) string {
-	if n := lookupNode(m, key); n != nil && n.Kind == yaml.ScalarNode {
+	if n := yamlnode.Value(m, key); n != nil && n.Kind == yaml.ScalarNode {
 		return n.Value
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -155,7 +156,7 @@ func listItems(doc *yaml.Node) []*yaml.Node {
 	if !isObject(doc) {
 		return nil
 	}
-	if items := lookupNode(doc, "items"); strings.HasSuffix(scalarAt(doc, "kind"), "List") && items != nil {
+	if items := yamlnode.Value(doc, "items"); strings.HasSuffix(scalarAt(doc, "kind"), "List") && items != nil {
 		if items.Kind != yaml.SequenceNode {
 			return nil
 		}
@@ -179,7 +180,7 @@ func isObject(n *yaml.Node) bool {
 // An object without metadata gets a mapping marked so that taking the
 // annotation off removes it again.
 func annotate(o *yaml.Node, value string) {
-	meta := lookupNode(o, "metadata")
+	meta := yamlnode.Value(o, "metadata")
 	if meta == nil {
 		meta = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		o.Content = append(o.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "metadata"}, meta)
@@ -188,7 +189,7 @@ func annotate(o *yaml.Node, value string) {
 	if meta.Kind != yaml.MappingNode {
 		return
 	}
-	annos := lookupNode(meta, "annotations")
+	annos := yamlnode.Value(meta, "annotations")
 	if annos == nil {
 		annos = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		meta.Content = append(meta.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "annotations"}, annos)
@@ -204,8 +205,8 @@ func annotate(o *yaml.Node, value string) {
 // takeOrigin removes the origin annotation from a rendered object and
 // returns the file and line it names ("" when it has none).
 func takeOrigin(o *yaml.Node) (file string, line int) {
-	meta := lookupNode(o, "metadata")
-	annos := lookupNode(meta, "annotations")
+	meta := yamlnode.Value(o, "metadata")
+	annos := yamlnode.Value(meta, "annotations")
 	if annos == nil || annos.Kind != yaml.MappingNode {
 		return "", 0
 	}
@@ -251,14 +252,14 @@ func schemaSlots(doc *yaml.Node) [][]*yaml.Node {
 	if scalarAt(doc, "kind") != "CustomResourceDefinition" {
 		return nil
 	}
-	spec := lookupNode(doc, "spec")
+	spec := yamlnode.Value(doc, "spec")
 	var holders []*yaml.Node
-	if v := lookupNode(spec, "validation"); v != nil {
+	if v := yamlnode.Value(spec, "validation"); v != nil {
 		holders = append(holders, v)
 	}
-	if vs := lookupNode(spec, "versions"); vs != nil && vs.Kind == yaml.SequenceNode {
+	if vs := yamlnode.Value(spec, "versions"); vs != nil && vs.Kind == yaml.SequenceNode {
 		for _, v := range vs.Content {
-			if sc := lookupNode(v, "schema"); sc != nil {
+			if sc := yamlnode.Value(v, "schema"); sc != nil {
 				holders = append(holders, sc)
 			}
 		}

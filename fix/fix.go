@@ -14,9 +14,10 @@
 package fix
 
 import (
+	"maps"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -267,12 +268,7 @@ func fixObject(o *manifest.Object, fs []rules.Finding, opts Options) []note {
 			}
 		}
 	}
-	paths := make([]string, 0, len(sidecars))
-	for p := range sidecars {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(sidecars)) {
 		t, spec := templateSpec(o, p)
 		if spec == nil {
 			continue

@@ -3,21 +3,9 @@ package fix
 import (
 	"strconv"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
-
-// get returns the value of key in mapping m, or nil.
-func get(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
 
 // isNull reports whether n is absent or an explicit null.
 func isNull(n *yaml.Node) bool {
@@ -48,7 +36,7 @@ func remove(m *yaml.Node, key string) {
 // mapping returns the mapping at key in m, creating it (or replacing a null) when absent.
 // It returns nil when the key holds something other than a mapping.
 func mapping(m *yaml.Node, key string) *yaml.Node {
-	v := get(m, key)
+	v := yamlnode.Value(m, key)
 	if isNull(v) {
 		v = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		set(m, key, v)
@@ -86,7 +74,7 @@ func isBool(n *yaml.Node, b bool) bool {
 // setScalar changes a scalar's value in place (keeping its position and
 // quoting), or sets key to a new scalar.
 func setScalar(m *yaml.Node, key string, v *yaml.Node) {
-	if old := get(m, key); old != nil && old.Kind == yaml.ScalarNode {
+	if old := yamlnode.Value(m, key); old != nil && old.Kind == yaml.ScalarNode {
 		old.Value, old.Tag = v.Value, v.Tag
 		if v.Tag == "!!bool" {
 			old.Style &^= yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
@@ -94,14 +82,6 @@ func setScalar(m *yaml.Node, key string, v *yaml.Node) {
 		return
 	}
 	set(m, key, v)
-}
-
-// scalarValue returns a scalar's value, or "".
-func scalarValue(n *yaml.Node) string {
-	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
-		return ""
-	}
-	return n.Value
 }
 
 func integer(n int64) *yaml.Node {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -48,14 +49,14 @@ func TestPatch(t *testing.T) {
 		name: "key appended at the mapping's indentation, four spaces",
 		src:  "a:\n    b: 1\n    # trailing comment\nc: 2\n",
 		mutate: func(r *yaml.Node) {
-			set(get(r, "a"), "d", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("e"), str("f")}})
+			set(yamlnode.Value(r, "a"), "d", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{str("e"), str("f")}})
 		},
 		want: "a:\n    b: 1\n    d:\n        e: f\n    # trailing comment\nc: 2\n",
 	}, {
 		name: "compact sequence item removed and appended",
 		src:  "l:\n# head of x\n- x: 1\n  y: 2\n- z\nm: 1\n",
 		mutate: func(r *yaml.Node) {
-			l := get(r, "l")
+			l := yamlnode.Value(r, "l")
 			l.Content = append(l.Content[1:], str("w"))
 		},
 		want: "l:\n- z\n- w\nm: 1\n",
@@ -63,47 +64,47 @@ func TestPatch(t *testing.T) {
 		name: "indented sequence, new key before an existing one",
 		src:  "spec:\n  containers:\n    - name: a\n",
 		mutate: func(r *yaml.Node) {
-			insertBefore(get(r, "spec"), "initContainers", &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{
+			insertBefore(yamlnode.Value(r, "spec"), "initContainers", &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{
 				{Kind: yaml.MappingNode, Content: []*yaml.Node{str("name"), str("b")}}}}, "containers")
 		},
 		want: "spec:\n  initContainers:\n    - name: b\n  containers:\n    - name: a\n",
 	}, {
 		name:   "flow mapping rewritten on its line",
 		src:    "a: {b: 1, c: [x]}   # note\nd: 2\n",
-		mutate: func(r *yaml.Node) { set(get(r, "a"), "e", boolean(true)) },
+		mutate: func(r *yaml.Node) { set(yamlnode.Value(r, "a"), "e", boolean(true)) },
 		want:   "a: {b: 1, c: [x], e: true}   # note\nd: 2\n",
 	}, {
 		name:   "block list emptied becomes []",
 		src:    "a:\n  add:\n  - X\n  keep: 1\n",
-		mutate: func(r *yaml.Node) { get(get(r, "a"), "add").Content = nil },
+		mutate: func(r *yaml.Node) { yamlnode.Value(yamlnode.Value(r, "a"), "add").Content = nil },
 		want:   "a:\n  add: []\n  keep: 1\n",
 	}, {
 		name: "anchor patched where it is; its alias follows",
 		src:  "-\n  name: a\n  sc: &sc\n    x: 1\n- name: b\n  sc: *sc\n",
 		mutate: func(r *yaml.Node) {
-			set(get(r.Content[0], "sc"), "y", str("2"))
+			set(yamlnode.Value(r.Content[0], "sc"), "y", str("2"))
 		},
 		want: "-\n  name: a\n  sc: &sc\n    x: 1\n    y: \"2\"\n- name: b\n  sc: *sc\n",
 	}, {
 		name:   "CRLF line endings kept",
 		src:    "a:\r\n  b: 1\r\nc: 2\r\n",
-		mutate: func(r *yaml.Node) { set(get(r, "a"), "d", str("x")) },
+		mutate: func(r *yaml.Node) { set(yamlnode.Value(r, "a"), "d", str("x")) },
 		want:   "a:\r\n  b: 1\r\n  d: x\r\nc: 2\r\n",
 	}, {
 		name:   "no newline at end of file",
 		src:    "a:\n  b: 1",
-		mutate: func(r *yaml.Node) { set(get(r, "a"), "c", str("2")) },
+		mutate: func(r *yaml.Node) { set(yamlnode.Value(r, "a"), "c", str("2")) },
 		want:   "a:\n  b: 1\n  c: \"2\"",
 	}, {
 		name:   "key added to the mapping of a sequence item with one key",
 		src:    "l:\n- name: a\n- name: b\n",
-		mutate: func(r *yaml.Node) { set(get(r, "l").Content[0], "x", str("y")) },
+		mutate: func(r *yaml.Node) { set(yamlnode.Value(r, "l").Content[0], "x", str("y")) },
 		want:   "l:\n- name: a\n  x: y\n- name: b\n",
 	}, {
 		name: "only the changed document is touched",
 		src:  "a: 1   # one\n---\n# two\nb:   2\n",
 		mutate: func(r *yaml.Node) {
-			if get(r, "a") != nil {
+			if yamlnode.Value(r, "a") != nil {
 				setScalar(r, "a", str("3"))
 			}
 		},
@@ -234,7 +235,7 @@ func mutateForFuzz(n *yaml.Node, depth int) {
 		for i := 1; i < len(n.Content); i += 2 {
 			mutateForFuzz(n.Content[i], depth+1)
 		}
-		if get(n, "kilnfuzz") == nil {
+		if yamlnode.Value(n, "kilnfuzz") == nil {
 			n.Content = append(n.Content, str("kilnfuzz"), str("added"))
 		}
 	case yaml.SequenceNode:

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -58,7 +59,7 @@ func containers(o *manifest.Object, template string) *yaml.Node {
 	if spec == nil || spec.Kind != yaml.MappingNode {
 		return nil
 	}
-	c := get(spec, "containers")
+	c := yamlnode.Value(spec, "containers")
 	if c == nil || c.Kind != yaml.SequenceNode {
 		return nil
 	}
@@ -71,7 +72,7 @@ func containerName(o *manifest.Object, template string, i int) string {
 	if c == nil || i < 0 || i >= len(c.Content) {
 		return ""
 	}
-	return scalarValue(get(c.Content[i], "name"))
+	return yamlnode.Scalar(yamlnode.Value(c.Content[i], "name"))
 }
 
 // containerIndex is the index of the container named name in o's
@@ -82,7 +83,7 @@ func containerIndex(o *manifest.Object, template, name string) int {
 		return -1
 	}
 	for i, it := range c.Content {
-		if it.Kind == yaml.MappingNode && scalarValue(get(it, "name")) == name {
+		if it.Kind == yaml.MappingNode && yamlnode.Scalar(yamlnode.Value(it, "name")) == name {
 			return i
 		}
 	}

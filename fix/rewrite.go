@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -29,12 +30,7 @@ func rewrite(file string, src []byte, changed map[int]*yaml.Node) (out []byte, r
 		text       string
 	}
 	var regions []region
-	docs := make([]int, 0, len(changed))
-	for d := range changed {
-		docs = append(docs, d)
-	}
-	sort.Ints(docs)
-	for _, d := range docs {
+	for _, d := range slices.Sorted(maps.Keys(changed)) {
 		mod := changed[d]
 		if d >= len(origs) || origs[d] == nil {
 			return nil, nil, fmt.Errorf("%s: document %d: not found when rewriting", file, d+1)

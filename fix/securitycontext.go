@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -21,7 +22,7 @@ type container struct {
 }
 
 func (c container) String() string {
-	name := scalarValue(get(c.node, "name"))
+	name := yamlnode.Scalar(yamlnode.Value(c.node, "name"))
 	if name == "" {
 		name = c.list + "[" + strconv.Itoa(c.index) + "]"
 	}
@@ -32,7 +33,7 @@ func (c container) String() string {
 func containersOf(spec *yaml.Node) []container {
 	var out []container
 	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
-		seq := get(spec, list)
+		seq := yamlnode.Value(spec, list)
 		if seq == nil || seq.Kind != yaml.SequenceNode {
 			continue
 		}
@@ -46,7 +47,7 @@ func containersOf(spec *yaml.Node) []container {
 }
 
 func isWindows(spec *yaml.Node) bool {
-	return scalarValue(get(get(spec, "os"), "name")) == "windows"
+	return yamlnode.Scalar(yamlnode.Value(yamlnode.Value(spec, "os"), "name")) == "windows"
 }
 
 // fixRunAsNonRoot sets runAsNonRoot: true on the pod unless every container
@@ -55,21 +56,21 @@ func fixRunAsNonRoot(spec *yaml.Node) []string {
 	var notes []string
 	allTrue := true
 	for _, c := range containersOf(spec) {
-		v := get(get(c.node, "securityContext"), "runAsNonRoot")
+		v := yamlnode.Value(yamlnode.Value(c.node, "securityContext"), "runAsNonRoot")
 		if isBool(v, true) {
 			continue
 		}
 		allTrue = false
 		if isBool(v, false) {
-			setScalar(get(c.node, "securityContext"), "runAsNonRoot", boolean(true))
+			setScalar(yamlnode.Value(c.node, "securityContext"), "runAsNonRoot", boolean(true))
 			notes = append(notes, c.String()+": runAsNonRoot false → true")
 		}
 	}
-	pod := get(get(spec, "securityContext"), "runAsNonRoot")
+	pod := yamlnode.Value(yamlnode.Value(spec, "securityContext"), "runAsNonRoot")
 	switch {
 	case isBool(pod, true):
 	case isBool(pod, false):
-		setScalar(get(spec, "securityContext"), "runAsNonRoot", boolean(true))
+		setScalar(yamlnode.Value(spec, "securityContext"), "runAsNonRoot", boolean(true))
 		notes = append(notes, "pod: runAsNonRoot false → true")
 	case !allTrue:
 		sc := mapping(spec, "securityContext")
@@ -93,12 +94,12 @@ func fixRunAsNonRootAs(spec *yaml.Node, uid int64) (changes []string, caution st
 	if len(changes) == 0 {
 		return nil, ""
 	}
-	if get(get(spec, "securityContext"), "runAsUser") != nil {
+	if yamlnode.Value(yamlnode.Value(spec, "securityContext"), "runAsUser") != nil {
 		return changes, ""
 	}
 	var unknown []string
 	for _, c := range containersOf(spec) {
-		if get(get(c.node, "securityContext"), "runAsUser") == nil {
+		if yamlnode.Value(yamlnode.Value(c.node, "securityContext"), "runAsUser") == nil {
 			unknown = append(unknown, c.String())
 		}
 	}
@@ -117,7 +118,7 @@ func fixRunAsNonRootAs(spec *yaml.Node, uid int64) (changes []string, caution st
 
 // validSeccomp reports whether a seccompProfile passes the restricted check.
 func validSeccomp(p *yaml.Node) bool {
-	t := scalarValue(get(p, "type"))
+	t := yamlnode.Scalar(yamlnode.Value(p, "type"))
 	return t == "RuntimeDefault" || t == "Localhost"
 }
 
@@ -130,7 +131,7 @@ func fixSeccomp(spec *yaml.Node, restricted bool) []string {
 	var notes []string
 	allValid := true
 	for _, c := range containersOf(spec) {
-		p := get(get(c.node, "securityContext"), "seccompProfile")
+		p := yamlnode.Value(yamlnode.Value(c.node, "securityContext"), "seccompProfile")
 		if isNull(p) {
 			allValid = false
 			continue
@@ -138,18 +139,18 @@ func fixSeccomp(spec *yaml.Node, restricted bool) []string {
 		if p.Kind != yaml.MappingNode || validSeccomp(p) {
 			continue
 		}
-		t := scalarValue(get(p, "type"))
+		t := yamlnode.Scalar(yamlnode.Value(p, "type"))
 		if restricted || t == "Unconfined" {
 			setScalar(p, "type", str("RuntimeDefault"))
 			remove(p, "localhostProfile")
 			notes = append(notes, fmt.Sprintf("%s: seccompProfile.type %s → RuntimeDefault", c, orUnset(t)))
 		}
 	}
-	p := get(get(spec, "securityContext"), "seccompProfile")
+	p := yamlnode.Value(yamlnode.Value(spec, "securityContext"), "seccompProfile")
 	switch {
 	case !isNull(p) && p.Kind == yaml.MappingNode && validSeccomp(p):
 	case !isNull(p) && p.Kind == yaml.MappingNode:
-		t := scalarValue(get(p, "type"))
+		t := yamlnode.Scalar(yamlnode.Value(p, "type"))
 		if restricted || t == "Unconfined" {
 			setScalar(p, "type", str("RuntimeDefault"))
 			remove(p, "localhostProfile")
@@ -181,7 +182,7 @@ func fixPrivilegeEscalation(spec *yaml.Node) []string {
 	}
 	var notes []string
 	for _, c := range containersOf(spec) {
-		if isBool(get(get(c.node, "securityContext"), "allowPrivilegeEscalation"), false) {
+		if isBool(yamlnode.Value(yamlnode.Value(c.node, "securityContext"), "allowPrivilegeEscalation"), false) {
 			continue
 		}
 		sc := mapping(c.node, "securityContext")
@@ -212,11 +213,11 @@ func fixCapabilities(spec *yaml.Node) []string {
 	}
 	var notes []string
 	for _, c := range containersOf(spec) {
-		caps := get(get(c.node, "securityContext"), "capabilities")
+		caps := yamlnode.Value(yamlnode.Value(c.node, "securityContext"), "capabilities")
 		if !isNull(caps) && caps.Kind != yaml.MappingNode {
 			continue
 		}
-		if !dropsAll(get(caps, "drop")) {
+		if !dropsAll(yamlnode.Value(caps, "drop")) {
 			sc := mapping(c.node, "securityContext")
 			if sc == nil {
 				continue
@@ -225,7 +226,7 @@ func fixCapabilities(spec *yaml.Node) []string {
 			if caps == nil {
 				continue
 			}
-			drop := get(caps, "drop")
+			drop := yamlnode.Value(caps, "drop")
 			if !isNull(drop) && drop.Kind == yaml.SequenceNode {
 				drop.Content = append(drop.Content, str("ALL"))
 			} else {
@@ -243,7 +244,7 @@ func fixCapabilities(spec *yaml.Node) []string {
 func fixCapabilitiesBaseline(spec *yaml.Node) []string {
 	var notes []string
 	for _, c := range containersOf(spec) {
-		caps := get(get(c.node, "securityContext"), "capabilities")
+		caps := yamlnode.Value(yamlnode.Value(c.node, "securityContext"), "capabilities")
 		if !isNull(caps) && caps.Kind == yaml.MappingNode {
 			notes = append(notes, removeAdded(c, caps, baselineCaps, "baseline")...)
 		}
@@ -254,7 +255,7 @@ func fixCapabilitiesBaseline(spec *yaml.Node) []string {
 // removeAdded drops the entries of capabilities.add that are not allowed,
 // and the add list itself when that empties it.
 func removeAdded(c container, caps *yaml.Node, allowed map[string]bool, level string) []string {
-	add := get(caps, "add")
+	add := yamlnode.Value(caps, "add")
 	if isNull(add) || add.Kind != yaml.SequenceNode {
 		return nil
 	}

@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/kilnhq/kiln/rules/sidecar"
+	"github.com/kilnhq/kiln/internal/yamlnode"
+	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
-
-// nativeSidecars needs Kubernetes 1.29 (SidecarContainers beta, on by default).
-const nativeSidecarMinor = 29
 
 // moveToNativeSidecars moves the regular containers at the given indexes of
 // a pod spec to initContainers with restartPolicy: Always.
@@ -20,7 +18,7 @@ const nativeSidecarMinor = 29
 // container, since those may need the helper (a database proxy for a
 // migration). At least one regular container always stays.
 func moveToNativeSidecars(spec *yaml.Node, indexes []int) []string {
-	containers := get(spec, "containers")
+	containers := yamlnode.Value(spec, "containers")
 	if containers == nil || containers.Kind != yaml.SequenceNode {
 		return nil
 	}
@@ -35,7 +33,7 @@ func moveToNativeSidecars(spec *yaml.Node, indexes []int) []string {
 	if len(moved) == 0 || len(moved) >= len(containers.Content) {
 		return nil
 	}
-	init := get(spec, "initContainers")
+	init := yamlnode.Value(spec, "initContainers")
 	if !isNull(init) && init.Kind != yaml.SequenceNode {
 		return nil
 	}
@@ -50,9 +48,9 @@ func moveToNativeSidecars(spec *yaml.Node, indexes []int) []string {
 	var notes []string
 	for _, c := range moved {
 		setScalar(c, "restartPolicy", str("Always"))
-		at := insertionPoint(init.Content, sidecar.Repository(scalarValue(get(c, "image"))))
+		at := insertionPoint(init.Content, manifest.ImageRepository(yamlnode.Scalar(yamlnode.Value(c, "image"))))
 		init.Content = append(init.Content[:at:at], append([]*yaml.Node{c}, init.Content[at:]...)...)
-		notes = append(notes, fmt.Sprintf("container %q: moved to initContainers[%d] with restartPolicy: Always (native sidecar)", scalarValue(get(c, "name")), at))
+		notes = append(notes, fmt.Sprintf("container %q: moved to initContainers[%d] with restartPolicy: Always (native sidecar)", yamlnode.Scalar(yamlnode.Value(c, "name")), at))
 	}
 	return notes
 }
@@ -60,8 +58,8 @@ func moveToNativeSidecars(spec *yaml.Node, indexes []int) []string {
 // insertionPoint returns where a helper with image repository repo goes in initContainers.
 func insertionPoint(inits []*yaml.Node, repo string) int {
 	for i, c := range inits {
-		native := scalarValue(get(c, "restartPolicy")) == "Always"
-		same := repo != "" && sidecar.Repository(scalarValue(get(c, "image"))) == repo
+		native := yamlnode.Scalar(yamlnode.Value(c, "restartPolicy")) == "Always"
+		same := repo != "" && manifest.ImageRepository(yamlnode.Scalar(yamlnode.Value(c, "image"))) == repo
 		if !native && !same {
 			return i
 		}

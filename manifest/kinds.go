@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -280,12 +282,7 @@ func (k *Kinds) addCRD(o *Object) error {
 
 func subresourceNames(v any) []string {
 	m, _ := v.(map[string]any)
-	var out []string
-	for name := range m {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 // knownCRDs are the custom resources kiln compiles to, as their

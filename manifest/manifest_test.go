@@ -575,3 +575,18 @@ func TestReadWhatKubectlReads(t *testing.T) {
 		})
 	}
 }
+
+func TestImageRepository(t *testing.T) {
+	for image, want := range map[string]string{
+		"docker.io/envoyproxy/envoy:v1.31@sha256:abcd": "docker.io/envoyproxy/envoy",
+		" FLUENT/Fluentd:v1.17 ":                       "fluent/fluentd",
+		"localhost:5000/envoy":                         "localhost:5000/envoy",
+		"localhost:5000/envoy:1.0":                     "localhost:5000/envoy",
+		"envoy@sha256:abcd":                            "envoy",
+		"":                                             "",
+	} {
+		if got := ImageRepository(image); got != want {
+			t.Errorf("ImageRepository(%q) = %q, want %q", image, got, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -124,14 +125,14 @@ func NewObject(file string, doc, item int, node *yaml.Node) (*Object, error) {
 	if len(missing) > 0 {
 		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("object has no %s; every Kubernetes object needs apiVersion and kind", strings.Join(missing, " and "))}
 	}
-	if md := lookup(node, "metadata"); md != nil && md.Kind == yaml.MappingNode {
-		o.Name = scalarValue(lookup(md, "name"))
+	if md := yamlnode.Value(node, "metadata"); md != nil && md.Kind == yaml.MappingNode {
+		o.Name = yamlnode.Scalar(yamlnode.Value(md, "name"))
 		if o.Name == "" {
-			o.Name = scalarValue(lookup(md, "generateName"))
+			o.Name = yamlnode.Scalar(yamlnode.Value(md, "generateName"))
 		}
-		o.Namespace = scalarValue(lookup(md, "namespace"))
-		o.Labels = stringMap(lookup(md, "labels"))
-		o.Annotations = stringMap(lookup(md, "annotations"))
+		o.Namespace = yamlnode.Scalar(yamlnode.Value(md, "namespace"))
+		o.Labels = stringMap(yamlnode.Value(md, "labels"))
+		o.Annotations = stringMap(yamlnode.Value(md, "annotations"))
 	}
 	return o, nil
 }
@@ -253,27 +254,8 @@ func (o *Object) decode(in interner) (map[string]any, error) {
 	return o.content, o.err
 }
 
-func lookup(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func scalarValue(n *yaml.Node) string {
-	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
-		return ""
-	}
-	return n.Value
-}
-
 func scalarField(m *yaml.Node, key string, missing []string) (string, []string) {
-	v := scalarValue(lookup(m, key))
+	v := yamlnode.Scalar(yamlnode.Value(m, key))
 	if v == "" {
 		missing = append(missing, key)
 	}

@@ -1,6 +1,9 @@
 package manifest
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // PodTemplate is one pod template inside a workload object.
 type PodTemplate struct {
@@ -41,6 +44,20 @@ var podTemplatePaths = map[[2]string]string{
 	{"extensions", "Deployment"}: "spec.template",
 	{"extensions", "ReplicaSet"}: "spec.template",
 	{"extensions", "DaemonSet"}:  "spec.template",
+}
+
+// ImageRepository returns an image reference without its tag and digest,
+// lower-cased: "docker.io/envoyproxy/envoy:v1.31@sha256:…" →
+// "docker.io/envoyproxy/envoy".
+func ImageRepository(image string) string {
+	image = strings.ToLower(strings.TrimSpace(image))
+	if i := strings.IndexByte(image, '@'); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		image = image[:i]
+	}
+	return image
 }
 
 // JobSetGroup is the API group of JobSet.

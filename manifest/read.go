@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf16"
 
+	"github.com/kilnhq/kiln/internal/parallel"
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -203,22 +203,7 @@ func Read(paths []string, stdin io.Reader) *Set {
 // ReadFiles reads the files ("-" for stdin) in parallel, in input order.
 func ReadFiles(files []string, stdin io.Reader) *Set {
 	set := &Set{Sources: make([]*Source, len(files))}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				set.Sources[i] = ReadFile(files[i], stdin)
-			}
-		}()
-	}
-	for i := range files {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	parallel.Each(len(files), func(i int) { set.Sources[i] = ReadFile(files[i], stdin) })
 	return set
 }
 
@@ -494,7 +479,7 @@ func notAnObject(root *yaml.Node) string {
 	case yaml.ScalarNode:
 		return "a scalar, not an object"
 	case yaml.MappingNode:
-		if lookup(root, "apiVersion") == nil && lookup(root, "kind") == nil {
+		if yamlnode.Value(root, "apiVersion") == nil && yamlnode.Value(root, "kind") == nil {
 			return "no apiVersion or kind (not a Kubernetes object)"
 		}
 	}
@@ -512,11 +497,11 @@ func appendDecoded(objs []*Object, errs []error, o *Object, docLine int, in inte
 }
 
 func isList(o *Object) bool {
-	return strings.HasSuffix(o.Kind, "List") && lookup(o.Node(), "items") != nil
+	return strings.HasSuffix(o.Kind, "List") && yamlnode.Value(o.Node(), "items") != nil
 }
 
 func expandList(list *Object) ([]*Object, []error) {
-	items := lookup(list.Node(), "items")
+	items := yamlnode.Value(list.Node(), "items")
 	if items.Kind != yaml.SequenceNode {
 		if items.ShortTag() == "!!null" {
 			return nil, nil

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -81,7 +82,7 @@ func itemOf(root *yaml.Node, item int) *yaml.Node {
 	if root == nil || item < 0 {
 		return root
 	}
-	items := lookup(root, "items")
+	items := yamlnode.Value(root, "items")
 	if items == nil || items.Kind != yaml.SequenceNode || item >= len(items.Content) {
 		return nil
 	}

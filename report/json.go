@@ -6,7 +6,7 @@ import (
 	"github.com/kilnhq/kiln/rules"
 )
 
-// jsonReport is version 1 of the JSON contract (DESIGN §4). Its shape is
+// jsonReport is version 1 of the JSON contract (docs/design.md §4). Its shape is
 // stable: fields are only ever added, never renamed or removed. writeJSON
 // streams it field by field, one finding at a time.
 type jsonReport struct {

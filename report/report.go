@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/plural"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -99,7 +100,7 @@ func Write(w io.Writer, format string, res *rules.Result, opts Options) error {
 	case "github":
 		return writeGitHub(w, res, opts.Inputs)
 	}
-	return fmt.Errorf("unknown format %q: use one of text, json, sarif, junit, github", format)
+	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
 
 // position formats where a finding is, omitting what is unknown; a finding
@@ -111,23 +112,15 @@ func position(f rules.Finding) string {
 	return f.Pos.String()
 }
 
-// plural returns "1 error", "2 errors".
-func plural(n int, word string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, word)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 // summaryLine is the one-line summary the text and github formats end with:
 // input errors first (they make the run fail whatever the findings), then
 // files and objects, then findings.
 func summaryLine(s rules.Summary, in Inputs) string {
 	line := fmt.Sprintf("%s, %s: %s, %s, %s, %d suppressed",
-		plural(s.Files, "file"), plural(s.Objects, "object"),
-		plural(s.Errors, "error"), plural(s.Warnings, "warning"), plural(s.Infos, "info"), s.Suppressed)
+		plural.Count(s.Files, "file"), plural.Count(s.Objects, "object"),
+		plural.Count(s.Errors, "error"), plural.Count(s.Warnings, "warning"), plural.Count(s.Infos, "info"), s.Suppressed)
 	if n := len(in.Errors); n > 0 {
-		line = plural(n, "input error") + "; " + line
+		line = plural.Count(n, "input error") + "; " + line
 	}
 	return line
 }

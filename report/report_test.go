@@ -53,8 +53,8 @@ func TestGolden(t *testing.T) {
 
 func TestUnknownFormat(t *testing.T) {
 	err := Write(&bytes.Buffer{}, "yaml", fixture(), Options{})
-	if err == nil || !strings.Contains(err.Error(), `"yaml"`) {
-		t.Fatalf("Write(yaml) = %v, want an error naming the format", err)
+	if want := `unknown format "yaml": use one of ` + strings.Join(Formats, ", "); err == nil || err.Error() != want {
+		t.Fatalf("Write(yaml) = %v, want %q (the format, and every one Formats lists)", err, want)
 	}
 }
 

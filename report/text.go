@@ -3,11 +3,14 @@ package report
 import (
 	"bufio"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/fatih/color"
+	"github.com/kilnhq/kiln/internal/plural"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -104,7 +107,7 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	writeInputsText(bw, opts.Inputs)
 	if fixable > 0 {
 		// As ruff and eslint say what their --fix would do.
-		bw.WriteString(plural(fixable, "finding") + " kiln fix can repair (kiln fix --dry-run shows the changes)\n")
+		bw.WriteString(plural.Count(fixable, "finding") + " kiln fix can repair (kiln fix --dry-run shows the changes)\n")
 	}
 	if n := res.Summary.Assumed; n > 0 {
 		bw.WriteString(assumedLine(n, assumed) + "\n")
@@ -116,11 +119,7 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 // assumedLine says how many findings were judged at an assumed Pod
 // Security level, in which namespaces, and how to set their levels.
 func assumedLine(n int, namespaces map[string]bool) string {
-	names := make([]string, 0, len(namespaces))
-	for ns := range namespaces {
-		names = append(names, ns)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(namespaces))
 	const most = 5
 	if len(names) > most {
 		names = append(names[:most], strconv.Itoa(len(names)-most)+" more")
@@ -129,7 +128,7 @@ func assumedLine(n int, namespaces map[string]bool) string {
 	if n == 1 {
 		was = " was"
 	}
-	return plural(n, "finding") + was + " judged at an assumed Pod Security level for namespaces not in the input (" + strings.Join(names, ", ") +
+	return plural.Count(n, "finding") + was + " judged at an assumed Pod Security level for namespaces not in the input (" + strings.Join(names, ", ") +
 		"): declare them with pod-security.kubernetes.io labels or set psa.namespaces.<name> in .kiln.yaml (--psa-level sets the assumed level)"
 }
 
@@ -163,7 +162,7 @@ func groupByObject(fs []rules.Finding) []rules.Finding {
 // and why (every skipped file with ListSkipped), and the config used.
 func writeInputsText(bw *bufio.Writer, in Inputs) {
 	if in.Charts+in.Kustomizations > 0 {
-		bw.WriteString("rendered " + plural(in.Charts, "Helm chart") + " and " + plural(in.Kustomizations, "kustomization") + "\n")
+		bw.WriteString("rendered " + plural.Count(in.Charts, "Helm chart") + " and " + plural.Count(in.Kustomizations, "kustomization") + "\n")
 	}
 	if n := len(in.Skipped); n > 0 {
 		reasons := map[string]int{}
@@ -179,7 +178,7 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 		for i, r := range order {
 			parts[i] = strconv.Itoa(reasons[r]) + " " + r
 		}
-		line := "skipped " + plural(n, "file") + " not linted: " + strings.Join(parts, "; ")
+		line := "skipped " + plural.Count(n, "file") + " not linted: " + strings.Join(parts, "; ")
 		if !in.ListSkipped {
 			line += " (--list-skipped lists them)"
 		}
@@ -195,7 +194,7 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 		}
 	}
 	if in.ContextFiles > 0 {
-		bw.WriteString("context: Namespaces, policies, params, CRDs and StorageClasses of " + plural(in.ContextFiles, "other file") + " of the repository (--repo-context)\n")
+		bw.WriteString("context: Namespaces, policies, params, CRDs and StorageClasses of " + plural.Count(in.ContextFiles, "other file") + " of the repository (--repo-context)\n")
 	}
 	if in.Config != "" {
 		bw.WriteString("config: " + in.Config + "\n")

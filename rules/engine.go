@@ -3,13 +3,13 @@ package rules
 import (
 	"cmp"
 	"fmt"
-	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/kilnhq/kiln/internal/parallel"
+	"github.com/kilnhq/kiln/internal/spill"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -101,11 +101,11 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 // outlive a batch. The caller sets the Result's Files.
 func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[ignoreKey]*ignoreRecord{}, shared: &shared{m: map[any]*sharedEntry{}}}
-	r.found.limit = e.SpillAfter
+	r.found = newFindingSorter(e.SpillAfter)
 	done := false
 	defer func() {
 		if !done {
-			r.found.discard()
+			r.found.Discard()
 		}
 	}()
 	if r.opts == nil {
@@ -129,24 +129,13 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 		}
 		befores[i] = j
 	}
-	enabled := make([]bool, len(e.Checkers))
 	errs := make([]error, len(e.Checkers))
-	var wg sync.WaitGroup
-	for i, c := range e.Checkers {
-		if len(c.Rules) > 0 && !r.cfg.anyEnabled(c.Rules) {
-			continue
-		}
-		enabled[i] = true
-		if c.Prepare == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	parallel.Each(len(e.Checkers), func(i int) {
+		c := e.Checkers[i]
+		if c.Prepare != nil && (len(c.Rules) == 0 || r.cfg.anyEnabled(c.Rules)) {
 			judges[i], errs[i] = c.Prepare(passes[i])
-		}()
-	}
-	wg.Wait()
+		}
+	})
 	for i, err := range errs {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Checkers[i].Name, err)
@@ -187,7 +176,7 @@ type run struct {
 	cfg     *Config
 	objects atomic.Int64
 	mu      sync.Mutex
-	found   findingStore
+	found   *spill.Sorter[Finding]
 	ignores map[ignoreKey]*ignoreRecord
 	shared  *shared
 }
@@ -215,7 +204,7 @@ func (r *run) newPass(c *Checker, ctx []*manifest.Object) *Pass {
 		defer r.mu.Unlock()
 		r.use(d.Rule, sites)
 		if ok {
-			r.found.add(f)
+			r.found.Add(f)
 		}
 	}
 	return pass
@@ -248,13 +237,7 @@ func (r *run) judge(b Batch, active []Judge) {
 			o.DropContent()
 		}
 	}
-	if len(b.Objects) <= 16 {
-		for i := range b.Objects {
-			one(i)
-		}
-		return
-	}
-	EachParallel(len(b.Objects), one)
+	parallel.EachChunk(len(b.Objects), 16, one) // a batch of up to 16 runs on this goroutine
 }
 
 // result sorts the findings, adds kiln/unused-ignore and counts.
@@ -273,42 +256,19 @@ func (r *run) result(passes []*Pass) (*Result, error) {
 	if unused := r.unusedIgnores(res.Rules); len(unused) > 0 {
 		res.Rules = append(res.Rules, UnusedIgnoreRule)
 		for _, f := range unused {
-			r.found.add(f)
+			r.found.Add(f)
 		}
 	}
-	var err error
-	if res.Findings, res.spill, err = r.found.finish(); err != nil {
+	mem, file, err := r.found.Finish()
+	if err != nil {
 		return nil, err
 	}
+	res.Findings, res.spill = dedup(mem), file
 	if err := res.count(); err != nil {
 		res.Close()
 		return nil, err
 	}
 	return res, nil
-}
-
-// EachParallel calls fn(i) for every i in [0, n) on every core, in chunks
-// of neighbouring indexes, and returns when all calls have.
-func EachParallel(n int, fn func(i int)) {
-	const chunk = 16
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				start := int(next.Add(chunk)) - chunk
-				if start >= n {
-					return
-				}
-				for i := start; i < min(start+chunk, n); i++ {
-					fn(i)
-				}
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // finding places and judges one diagnostic, suppressed by the first
@@ -387,19 +347,21 @@ func compareSuppression(a, b *Suppression) int {
 	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Reason, b.Reason))
 }
 
-// sortAndDedup orders findings and drops repeats of the same rule, object,
-// field and message, keeping the highest severity.
-func sortAndDedup(fs []Finding) []Finding {
-	slices.SortStableFunc(fs, compareFindings)
+// dedup drops from findings in compareFindings order the repeats of the
+// same rule, object, field, message and position: the first, of the
+// highest severity, stays.
+func dedup(fs []Finding) []Finding {
 	out := fs[:0]
 	for _, f := range fs {
-		if n := len(out); n > 0 {
-			p := out[n-1]
-			if p.Rule == f.Rule && p.Object == f.Object && p.Field == f.Field && p.Message == f.Message && p.Pos == f.Pos {
-				continue
-			}
+		if n := len(out); n > 0 && sameFinding(out[n-1], f) {
+			continue
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// sameFinding reports whether b repeats a, as dedup drops repeats.
+func sameFinding(a, b Finding) bool {
+	return a.Rule == b.Rule && a.Object == b.Object && a.Field == b.Field && a.Message == b.Message && a.Pos == b.Pos
 }

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,7 +155,7 @@ func TestEngineDeclare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Findings) != 1 || res.Findings[0].Severity != Warning || res.RuleByID("policy/x") == nil {
+	if len(res.Findings) != 1 || res.Findings[0].Severity != Warning || !slices.ContainsFunc(res.Rules, func(r *Rule) bool { return r.ID == "policy/x" }) {
 		t.Errorf("declared rule not reported: %+v", res.Findings)
 	}
 }
@@ -163,27 +164,6 @@ func TestEngineCheckerError(t *testing.T) {
 	c := &Checker{Name: "broken", Prepare: func(*Pass) (Judge, error) { return nil, fmt.Errorf("boom") }}
 	if _, err := (&Engine{Checkers: []*Checker{c}}).Run(nil, nil); err == nil || err.Error() != "broken: boom" {
 		t.Errorf("err = %v", err)
-	}
-}
-
-func TestExcluded(t *testing.T) {
-	c, err := configOf(`exclude: ["vendor/**", "charts/*/tests", "**/*.gen.yaml", "single.yaml"]`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for path, want := range map[string]bool{
-		"vendor/a/b.yaml":        true,
-		"charts/x/tests/t.yaml":  true,
-		"charts/x/y/tests/t.yml": false,
-		"deep/dir/a.gen.yaml":    true,
-		"a.gen.yaml":             true,
-		"single.yaml":            true,
-		"sub/single.yaml":        false,
-		"app/deploy.yaml":        false,
-	} {
-		if got := c.Excluded(path); got != want {
-			t.Errorf("Excluded(%q) = %v, want %v", path, got, want)
-		}
 	}
 }
 
@@ -351,17 +331,14 @@ spec:
 	}
 }
 
-// configOf is a Config from the rules and exclude keys of a .kiln.yaml
-// text (package settings decodes the real file).
+// configOf is a Config from the rules key of a .kiln.yaml text (package
+// settings decodes the real file).
 func configOf(text string) (*Config, error) {
-	var c struct {
-		Rules   map[string]string
-		Exclude []string
-	}
+	var c struct{ Rules map[string]string }
 	if err := yaml.Unmarshal([]byte(text), &c); err != nil {
 		return nil, err
 	}
-	return NewConfig("", c.Rules, nil, c.Exclude, HelmConfig{}), nil
+	return NewConfig(c.Rules, nil), nil
 }
 
 // TestShared: checkers that ask for the same key during Prepare get one

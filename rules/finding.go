@@ -1,6 +1,9 @@
 package rules
 
-import "github.com/kilnhq/kiln/manifest"
+import (
+	"github.com/kilnhq/kiln/internal/spill"
+	"github.com/kilnhq/kiln/manifest"
+)
 
 // Finding is a diagnostic after the engine has placed and judged it.
 type Finding struct {
@@ -52,9 +55,9 @@ type Result struct {
 	// Files lists every file read, in input order, with the objects it holds (for per-file reports).
 	Files []FileObjects
 
-	spill *spillFile         // the findings, if they spilled
-	keep  func(Finding) bool // of the spilled findings, those Keep kept
-	err   error              // reading the spill to count failed
+	spill *spill.File[Finding] // the findings, if they spilled
+	keep  func(Finding) bool   // of the spilled findings, those Keep kept
+	err   error                // reading the spill to count failed
 }
 
 // Each calls fn for every finding in order (Findings, or the spilled ones
@@ -71,7 +74,13 @@ func (r *Result) Each(fn func(Finding) error) error {
 	if r.err != nil {
 		return r.err
 	}
-	return r.spill.each(func(f Finding) error {
+	var prev Finding
+	first := true
+	return r.spill.Each(func(f Finding) error {
+		if !first && sameFinding(prev, f) {
+			return nil // a repeat, as dedup drops them
+		}
+		first, prev = false, f
 		if r.keep != nil && !r.keep(f) {
 			return nil
 		}
@@ -107,13 +116,3 @@ func (r *Result) Active() []Finding {
 
 // HasErrors reports whether an unsuppressed error-level finding exists.
 func (r *Result) HasErrors() bool { return r.Summary.Errors > 0 }
-
-// RuleByID returns the rule with the ID, or nil.
-func (r *Result) RuleByID(id string) *Rule {
-	for _, x := range r.Rules {
-		if x.ID == id {
-			return x
-		}
-	}
-	return nil
-}

@@ -1,7 +1,8 @@
 package rules
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -47,12 +48,7 @@ func (f *FirstOfKind) Note(p *Pass, o *manifest.Object, field, msg string) {
 // Each calls fn for each kind noted, in apiVersion/kind order, with its
 // first object's Mark and message and the kind's count.
 func (f *FirstOfKind) Each(fn func(m *Mark, msg string, count int)) {
-	keys := make([]string, 0, len(f.kinds))
-	for k := range f.kinds {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(f.kinds)) {
 		k := f.kinds[key]
 		fn(k.mark, k.msg, k.count)
 	}

@@ -3,6 +3,8 @@ package rules
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kilnhq/kiln/manifest"
 )
 
 // Fix is a repair a checker attaches to the diagnostic it reports, as
@@ -22,6 +24,11 @@ type Fix struct {
 	// APIVersion is the apiVersion to set (FixAPIVersion).
 	APIVersion string
 }
+
+// Fixer returns the repair of a finding at field of o on target kube, or
+// nil when none is safe: how a rule family attaches fixes to the findings
+// of its rules written as policies (which report no Fix themselves).
+type Fixer func(o *manifest.Object, field string, kube manifest.KubeVersion) *Fix
 
 // FixAction names a repair kiln fix knows how to make.
 type FixAction string

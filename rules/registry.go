@@ -37,13 +37,3 @@ func AllRules() []*Rule {
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
-
-// Lookup returns the registered rule with the ID, or nil.
-func Lookup(id string) *Rule {
-	for _, r := range AllRules() {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
-}

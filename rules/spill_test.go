@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/internal/spill"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -52,13 +53,13 @@ func findingsWithTies(n int, seed uint64) []Finding {
 }
 
 // collect reads a store's findings the way a report does.
-func collect(t *testing.T, s *findingStore) []Finding {
+func collect(t *testing.T, s *spill.Sorter[Finding]) []Finding {
 	t.Helper()
-	mem, sp, err := s.finish()
+	mem, sp, err := s.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &Result{Findings: mem, spill: sp}
+	res := &Result{Findings: dedup(mem), spill: sp}
 	defer res.Close()
 	var out []Finding
 	if err := res.Each(func(f Finding) error { out = append(out, f); return nil }); err != nil {
@@ -70,7 +71,7 @@ func collect(t *testing.T, s *findingStore) []Finding {
 // TestSpillSameAsInMemory: findings spilled in sorted runs and merged come
 // out as sortAndDedup orders them in memory: the same findings, ties in
 // report order, repeats dropped across runs, also once the runs are
-// compacted (more than maxRuns of them).
+// compacted (more than the 64 runs package spill keeps apart).
 func TestSpillSameAsInMemory(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	cases := []struct {
@@ -82,18 +83,18 @@ func TestSpillSameAsInMemory(t *testing.T) {
 		{"one finding a run", 40, 1},
 		{"runs of 7", 500, 7},
 		{"exactly full", 64, 16},
-		{"compacted", maxRuns*3 + 5, 1},
-		{"compacted twice, larger runs", maxRuns*2*5 + 3, 5},
+		{"compacted", 64*3 + 5, 1},
+		{"compacted twice, larger runs", 64*2*5 + 3, 5},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := findingsWithTies(tc.n, uint64(tc.n))
-			want := sortAndDedup(slices.Clone(fs))
-			s := &findingStore{limit: tc.limit}
+			want := sortAndDedup(fs)
+			s := newFindingSorter(tc.limit)
 			for _, f := range fs {
-				s.add(f)
+				s.Add(f)
 			}
-			spilled := s.spill != nil
+			spilled, _ := s.Spilled()
 			if got := collect(t, s); !reflect.DeepEqual(got, want) {
 				t.Errorf("spilled=%v: %d findings differ from sortAndDedup's %d\n got: %v\nwant: %v", spilled, len(got), len(want), got, want)
 			}
@@ -158,16 +159,23 @@ func TestSpillEncoding(t *testing.T) {
 func TestSpillWithoutTempDir(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()+"/missing")
 	fs := findingsWithTies(100, 7)
-	s := &findingStore{limit: 3}
+	s := newFindingSorter(3)
 	for _, f := range fs {
-		s.add(f)
+		s.Add(f)
 	}
-	if s.err == nil {
+	if _, err := s.Spilled(); err == nil {
 		t.Fatal("the temp file was made in a missing directory")
 	}
-	if got, want := collect(t, s), sortAndDedup(slices.Clone(fs)); !reflect.DeepEqual(got, want) {
+	if got, want := collect(t, s), sortAndDedup(fs); !reflect.DeepEqual(got, want) {
 		t.Errorf("%d findings, want %d", len(got), len(want))
 	}
+}
+
+// sortAndDedup is what a run keeps of findings in memory.
+func sortAndDedup(fs []Finding) []Finding {
+	fs = slices.Clone(fs)
+	slices.SortStableFunc(fs, compareFindings)
+	return dedup(fs)
 }
 
 // errFeed judges one batch, then fails.
@@ -246,17 +254,17 @@ func BenchmarkFindingStore(b *testing.B) {
 	fs := findingsWithTies(100_000, 1)
 	b.ReportAllocs()
 	for b.Loop() {
-		s := &findingStore{limit: 4096}
+		s := newFindingSorter(4096)
 		for _, f := range fs {
-			s.add(f)
+			s.Add(f)
 		}
-		mem, sp, err := s.finish()
+		mem, sp, err := s.Finish()
 		if err != nil || mem != nil {
 			b.Fatal(err, len(mem))
 		}
-		b.ReportMetric(float64(sp.end)/float64(len(fs)), "file-B/finding")
+		b.ReportMetric(float64(sp.Size())/float64(len(fs)), "file-B/finding")
 		n := 0
-		if err := sp.each(func(Finding) error { n++; return nil }); err != nil {
+		if err := (&Result{spill: sp}).Each(func(Finding) error { n++; return nil }); err != nil {
 			b.Fatal(err)
 		}
 		sp.Close()

@@ -1,5 +1,5 @@
 // Package schemas embeds kiln's CUE schemas, the source of truth for the App
-// spec (DESIGN §3).
+// spec (docs/design.md §3).
 package schemas
 
 import _ "embed"

@@ -87,7 +87,7 @@ func (s *Session) readFiles(paths []string) *manifest.Set {
 	files, errs := manifest.Expand(paths)
 	kept := files[:0]
 	for _, f := range files {
-		if f == manifest.Stdin || !s.Config.Excluded(f) {
+		if f == manifest.Stdin || !s.Settings.Excluded(f) {
 			kept = append(kept, f)
 		}
 	}
@@ -107,7 +107,7 @@ func (s *Session) readBuildInputs(paths []string, outDir string) *manifest.Set {
 		absOut, _ = filepath.Abs(outDir)
 	}
 	for _, f := range files {
-		if f != manifest.Stdin && (s.Config.Excluded(f) || within(absOut, f)) {
+		if f != manifest.Stdin && (s.Settings.Excluded(f) || within(absOut, f)) {
 			continue
 		}
 		kept = append(kept, f)

@@ -9,6 +9,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/settings"
 )
 
 // LintOptions are what a lint reads beside its paths.
@@ -45,14 +46,14 @@ func (s *Session) Lint(paths []string, o LintOptions) (*Linted, error) {
 	found := s.discover(paths, nil)
 	in := lint.Input{Files: found.Files, Units: found.Units, Stdin: s.Stdin}
 	if o.RepoContext {
-		in.Context = repoContext(paths, found, s.Config)
+		in.Context = repoContext(paths, found, s.Settings)
 	}
 	out, err := lint.Run(s.engine(), in, o.Objects)
 	if err != nil {
 		return nil, err
 	}
 	inputErrs := append(found.Errs, out.Errs...)
-	inputs := inputsFound(found, inputErrs, out.Skipped, s.Config, o.ListSkipped)
+	inputs := inputsFound(found, inputErrs, out.Skipped, s.Settings, o.ListSkipped)
 	inputs.ContextFiles = len(in.Context)
 	return &Linted{Result: out.Result, Inputs: inputs, Warnings: found.Warnings}, nil
 }
@@ -64,22 +65,18 @@ func (s *Session) discover(paths []string, edited map[string][]byte) *discover.R
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	cfg := s.Config
 	return discover.Discover(paths, discover.Options{
 		KubeVersion: s.Options.KubeVersion,
-		Excluded:    cfg.Excluded,
+		Excluded:    s.Settings.Excluded,
 		Edited:      edited,
-		Chart: func(dir string) discover.ChartSettings {
-			c := cfg.ChartSettings(dir)
-			return discover.ChartSettings{ReleaseName: c.ReleaseName, Namespace: c.Namespace, ValueFiles: c.Values, Set: c.Set, Setting: cfg.ChartSetting(dir)}
-		},
+		Chart:       s.Settings.Chart,
 	})
 }
 
 // inputsFound summarises for the reports what a run read beside its
 // findings.
-func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, cfg *rules.Config, listSkipped bool) report.Inputs {
-	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: cfg.Path, ListSkipped: listSkipped,
+func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, set *settings.Settings, listSkipped bool) report.Inputs {
+	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: set.File, ListSkipped: listSkipped,
 		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
 	in.Skipped = append(append(in.Skipped, found.Skipped...), skipped...)
 	manifest.SortErrors(in.Errors)
@@ -92,7 +89,7 @@ func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.S
 // Namespaces, policies, params, CRDs and StorageClasses and reports nothing
 // on them. It is empty for directories, stdin, or files outside a
 // repository.
-func repoContext(args []string, found *discover.Result, cfg *rules.Config) []string {
+func repoContext(args []string, found *discover.Result, set *settings.Settings) []string {
 	if len(args) == 0 {
 		return nil
 	}
@@ -115,7 +112,7 @@ func repoContext(args []string, found *discover.Result, cfg *rules.Config) []str
 	var out []string
 	for _, f := range files {
 		abs, err := filepath.Abs(f)
-		if err != nil || linted[abs] || cfg.Excluded(f) {
+		if err != nil || linted[abs] || set.Excluded(f) {
 			continue
 		}
 		out = append(out, f)

@@ -65,7 +65,7 @@ func FuzzConfigCheckRules(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if c, err := parse(".kiln.yaml", data); err == nil {
 			_ = c.RuleConfig().CheckRules(nil)
-			_ = c.RuleConfig().Excluded("x/y.yaml")
+			_ = c.Excluded("x/y.yaml")
 		}
 	})
 }
@@ -75,18 +75,18 @@ func TestHelmChartSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := c.RuleConfig().ChartSettings("repo/charts/app")
-	if got.ReleaseName != "shop" || got.Namespace != "prod" || strings.Join(got.Values, ",") != "repo/ci.yaml,repo/charts/app/prod.yaml" || strings.Join(got.Set, ",") != "a=1,b=2" {
+	got := c.Chart("repo/charts/app")
+	if got.ReleaseName != "shop" || got.Namespace != "prod" || strings.Join(got.ValueFiles, ",") != "repo/ci.yaml,repo/charts/app/prod.yaml" || strings.Join(got.Set, ",") != "a=1,b=2" {
 		t.Errorf("chart settings = %+v", got)
 	}
-	if other := c.RuleConfig().ChartSettings("repo/charts/other"); other.Namespace != "" || len(other.Values) != 1 {
+	if other := c.Chart("repo/charts/other"); other.Namespace != "" || len(other.ValueFiles) != 1 {
 		t.Errorf("another chart got %+v", other)
 	}
 	// The entry an error tells the user to write: the chart's directory as
 	// the config file sees it.
 	for dir, want := range map[string]string{"repo/charts/app": "helm.charts.charts/app", "repo/charts/app/": "helm.charts.charts/app", "repo": "helm", "vendor/charts/db": `helm.charts["../vendor/charts/db"]`} {
-		if got := c.RuleConfig().ChartSetting(dir); got != want {
-			t.Errorf("ChartSetting(%q) = %q, want %q", dir, got, want)
+		if got := c.Chart(dir).Setting; got != want {
+			t.Errorf("Chart(%q).Setting = %q, want %q", dir, got, want)
 		}
 	}
 	if _, err := parse(".kiln.yaml", []byte("helm:\n  valuez: [x]\n")); err == nil || !strings.HasPrefix(err.Error(), ".kiln.yaml:2:3: unknown key helm.valuez") {
@@ -140,7 +140,7 @@ func FuzzReadFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := parse("f.yaml", data)
 		if err == nil {
-			_ = c.RuleConfig().Excluded("a/b.yaml")
+			_ = c.Excluded("a/b.yaml")
 			_ = c.RuleConfig().Enabled("psa/x")
 		}
 	})

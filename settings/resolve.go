@@ -98,10 +98,10 @@ func nearestOne(path string) string {
 	}
 }
 
-// Rules_ returns the rule, exclude and Helm settings as the engine and
-// discovery read them.
+// RuleConfig returns the rules settings (which rules are on, at what
+// severity) as the engine reads them.
 func (s *Settings) RuleConfig() *rules.Config {
-	return rules.NewConfig(s.File, s.Rules, s.ruleAt, s.Exclude, s.Helm)
+	return rules.NewConfig(s.Rules, s.ruleAt)
 }
 
 // Options returns the engine's options: the defaults, then the settings.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -37,7 +38,7 @@ type Settings struct {
 	Namespace string
 	Exclude   []string
 	Rules     map[string]string
-	Helm      rules.HelmConfig
+	Helm      HelmConfig
 	// ServiceCIDRs is the cluster's service network (serviceCIDRs).
 	ServiceCIDRs []string
 
@@ -46,6 +47,8 @@ type Settings struct {
 	PSANamespaces map[string]map[string]string
 
 	ruleAt map[string]manifest.Position
+	// excludeRE are the Exclude globs compiled, in the same order.
+	excludeRE []*regexp.Regexp
 	// filePolicies is how many of Policies the config file gave.
 	filePolicies int
 	// given are the assignments from every source but the config file, in
@@ -156,7 +159,7 @@ var table = []entry{
 
 // helm returns where a Helm setting goes: the config file's defaults, or
 // the settings given outside it (flags), which apply after a chart's own.
-func (s *Settings) helm(a Assignment) *rules.HelmChart {
+func (s *Settings) helm(a Assignment) *HelmChart {
 	if a.Pos.File != "" {
 		return &s.Helm.HelmChart
 	}
@@ -319,11 +322,14 @@ func ParseFailOn(s string) (rules.Severity, error) {
 
 func applyExclude(s *Settings, a Assignment, v value) error {
 	for i, g := range v.strs {
-		if err := rules.CheckGlob(g); err != nil {
+		if err := checkGlob(g); err != nil {
 			return a.at(a.Value.Content[i]).errorf("exclude %q is not a glob kiln reads: use * (within a path segment), ** (across segments) and ?", g)
 		}
 	}
 	s.Exclude = append(s.Exclude, v.strs...)
+	for _, g := range v.strs {
+		s.excludeRE = append(s.excludeRE, globRE(g))
+	}
 	return nil
 }
 
@@ -376,7 +382,7 @@ func applyRules(s *Settings, a Assignment, v value) error {
 func applyCharts(s *Settings, a Assignment, v value) error {
 	m := a.Value
 	if s.Helm.Charts == nil {
-		s.Helm.Charts = map[string]rules.HelmChart{}
+		s.Helm.Charts = map[string]HelmChart{}
 	}
 	for j := 0; j+1 < len(m.Content); j += 2 {
 		dir, x := m.Content[j].Value, m.Content[j+1]

@@ -105,9 +105,9 @@ func TestPrecedence(t *testing.T) {
 	if !s.RuleConfig().Enabled("psa/privileged") || s.Options().KubeVersion.String() != "1.31" {
 		t.Errorf("rules or options wrong: %+v", s.Options())
 	}
-	ch := s.RuleConfig().ChartSettings(filepath.Join(dir, "app"))
+	ch := s.Chart(filepath.Join(dir, "app"))
 	want := []string{filepath.Join(dir, "v.yaml"), filepath.Join(dir, "app.yaml"), "flag-values.yaml"}
-	if strings.Join(ch.Values, ",") != strings.Join(want, ",") || ch.ReleaseName != "cli" {
+	if strings.Join(ch.ValueFiles, ",") != strings.Join(want, ",") || ch.ReleaseName != "cli" {
 		t.Errorf("chart settings = %+v, want values %v and release cli", ch, want)
 	}
 	// Argo CD: the parameter's list replaces the env's, both over the file's.

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes (DESIGN §4).
+// Exit codes (docs/design.md §4).
 const (
 	exitOK       = 0
 	exitFindings = 1

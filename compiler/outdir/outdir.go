@@ -9,10 +9,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/kilnhq/kiln/internal/atomicfile"
@@ -82,7 +83,7 @@ func (d *Diff) Print(w io.Writer, dir string) {
 // Compare compares the output directory with the files a build would write.
 func Compare(dir string, files map[string][]byte) (*Diff, error) {
 	d := &Diff{}
-	for _, rel := range sortedFiles(files) {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		have, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		switch {
 		case os.IsNotExist(err):
@@ -117,12 +118,12 @@ var tempName = regexp.MustCompile(`^\.(.+)\.[0-9]+\.tmp$`)
 func leftoverTemps(dir string, files map[string][]byte) []string {
 	ours := map[string]bool{Manifest: true}
 	subdirs := map[string]bool{"": true}
-	for _, rel := range append(sortedFiles(files), previousFiles(dir)...) {
+	for _, rel := range append(slices.Sorted(maps.Keys(files)), previousFiles(dir)...) {
 		ours[rel] = true
 		subdirs[pathDir(rel)] = true
 	}
 	var out []string
-	for _, sub := range sortedKeys(subdirs) {
+	for _, sub := range slices.Sorted(maps.Keys(subdirs)) {
 		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(sub)))
 		if err != nil {
 			continue
@@ -155,15 +156,6 @@ func pathDir(rel string) string {
 	return ""
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Write writes every file atomically (a temporary file in the same
 // directory, then a rename), skips files already up to date, removes files a
 // previous build wrote that are no longer produced, and records what it wrote.
@@ -175,7 +167,7 @@ func Write(dir string, files map[string][]byte) error {
 		}
 	}
 	old := previousFiles(dir)
-	for _, rel := range sortedFiles(files) {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		path := filepath.Join(dir, filepath.FromSlash(rel))
 		if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, files[rel]) {
 			continue
@@ -214,7 +206,7 @@ func writeAtomic(path string, data []byte) error {
 func manifestContent(files map[string][]byte) []byte {
 	var b bytes.Buffer
 	b.WriteString("# Files written by kiln build; kiln removes them when they are no longer produced.\n")
-	for _, rel := range sortedFiles(files) {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
 		b.WriteString(rel + "\n")
 	}
 	return b.Bytes()
@@ -248,13 +240,4 @@ func safeRel(rel string) bool {
 		}
 	}
 	return true
-}
-
-func sortedFiles(files map[string][]byte) []string {
-	out := make([]string, 0, len(files))
-	for k := range files {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,13 +2,13 @@ package cel
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/kilnhq/kiln/admit"
+	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -372,29 +372,7 @@ func (e *Engine) Evaluate(objs []*manifest.Object) []rules.Diagnostic {
 		return nil
 	}
 	per := make([][]rules.Diagnostic, len(objs))
-	workers := runtime.GOMAXPROCS(0)
-	if workers > len(objs) {
-		workers = len(objs)
-	}
-	const chunk = 64
-	next := make(chan int, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for start := range next {
-				for i := start; i < start+chunk && i < len(objs); i++ {
-					per[i] = e.EvaluateObject(objs[i])
-				}
-			}
-		}()
-	}
-	for i := 0; i < len(objs); i += chunk {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel.EachChunk(len(objs), 64, func(i int) { per[i] = e.EvaluateObject(objs[i]) })
 	var out []rules.Diagnostic
 	for _, ds := range per {
 		out = append(out, ds...)

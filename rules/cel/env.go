@@ -78,9 +78,6 @@ func (n *namespaces) Get(name string) (*corev1.Namespace, error) {
 	return ns.(*corev1.Namespace), nil
 }
 
-// Synthesized reports whether the namespace is not in the input.
-func (n *namespaces) Synthesized(name string) bool { return n.byName[name] == nil }
-
 func synthesizeNamespace(name string) *corev1.Namespace {
 	ns := &corev1.Namespace{}
 	ns.APIVersion, ns.Kind = "v1", "Namespace"

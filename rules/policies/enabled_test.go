@@ -62,5 +62,5 @@ func configOf(text string) (*rules.Config, error) {
 	if err := yaml.Unmarshal([]byte(text), &c); err != nil {
 		return nil, err
 	}
-	return rules.NewConfig("", c.Rules, nil, nil, rules.HelmConfig{}), nil
+	return rules.NewConfig(c.Rules, nil), nil
 }

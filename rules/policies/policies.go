@@ -28,13 +28,25 @@ import (
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/cel"
 	jobsetpolicies "github.com/kilnhq/kiln/rules/jobset/policies"
+	"github.com/kilnhq/kiln/rules/sidecar"
 	sidecarpolicies "github.com/kilnhq/kiln/rules/sidecar/policies"
 	storagepolicies "github.com/kilnhq/kiln/rules/storage/policies"
 )
 
-// families are the policies of each rule family, each in its own folder
-// (rules/<family>/policies) beside the family's fixtures and Go code.
-var families = []fs.FS{jobsetpolicies.Files, sidecarpolicies.Files, storagepolicies.Files}
+// A family is one rule family's policies (rules/<family>/policies,
+// embedded) and the repairs it offers for their findings, by rule ID.
+type family struct {
+	policies fs.FS
+	fixes    map[string]rules.Fixer
+}
+
+// families are the rule families written as policies, each in its own
+// folder beside the family's fixtures and Go code.
+var families = []family{
+	{policies: jobsetpolicies.Files},
+	{policies: sidecarpolicies.Files, fixes: sidecar.PolicyFixes},
+	{policies: storagepolicies.Files},
+}
 
 // helpers are CEL variables several policies share (the pod templates of a
 // workload), written once. A policy line "# kiln:include helpers/NAME.yaml"
@@ -147,7 +159,7 @@ func mustLoad() []*Policy {
 	var ps []*Policy
 	seen := map[string]bool{}
 	for _, f := range families {
-		more, err := load(f)
+		more, err := load(f.policies)
 		if err != nil {
 			panic("rules/policies: " + err.Error())
 		}

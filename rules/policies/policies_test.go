@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -25,7 +26,7 @@ func TestPoliciesAndRules(t *testing.T) {
 	ps := All()
 	var names []string
 	for _, f := range families {
-		n, err := fs.Glob(f, "*.yaml")
+		n, err := fs.Glob(f.policies, "*.yaml")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +142,7 @@ func TestParamsData(t *testing.T) {
 	}
 	for _, img := range []string{"docker.io/istio/proxyv2:1", "cr.l5d.io/linkerd/proxy:x", "ghcr.io/acme/proxy:1", "localhost:5000/envoy", "acme/envoy.v2", "x/hashicorp/vault:1", "vault:1"} {
 		want := sidecar.KnownHelper(img)
-		if got := lookupLikePolicy(d, sidecar.Repository(img)); got != want {
+		if got := lookupLikePolicy(d, manifest.ImageRepository(img)); got != want {
 			t.Errorf("%s: lookup %q, KnownHelper %q", img, got, want)
 		}
 	}
@@ -439,4 +440,28 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestFamilyFixes: each repair a family offers is for a rule one of its
+// own policies implements, and kiln fix knows every one of them.
+func TestFamilyFixes(t *testing.T) {
+	n := 0
+	for _, f := range families {
+		ps, err := load(f.policies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := range f.fixes {
+			n++
+			if !slices.ContainsFunc(ps, func(p *Policy) bool { return p.Rule == id }) {
+				t.Errorf("a family offers a fix for %s, which none of its policies implements", id)
+			}
+			if !slices.Contains(FixableRules(), id) {
+				t.Errorf("FixableRules lacks %s", id)
+			}
+		}
+	}
+	if n == 0 || len(FixableRules()) != n {
+		t.Errorf("FixableRules = %v, from %d family fixes", FixableRules(), n)
+	}
 }

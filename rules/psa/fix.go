@@ -1,7 +1,8 @@
 package psa
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/kilnhq/kiln/rules"
 )
@@ -17,14 +18,7 @@ var fixActions = map[string]rules.FixAction{
 }
 
 // FixableRules lists the psa rules whose findings carry a fix, sorted.
-func FixableRules() []string {
-	out := make([]string, 0, len(fixActions))
-	for id := range fixActions {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
-}
+func FixableRules() []string { return slices.Sorted(maps.Keys(fixActions)) }
 
 // fixFor is the fix of a rule's finding on the pod template at path (nil: none).
 func fixFor(rule, template string) *rules.Fix {

@@ -1,8 +1,9 @@
 package psa
 
 import (
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,12 +100,7 @@ func podLocation(id policy.CheckID, meta *metav1.ObjectMeta, bare *corev1.PodSpe
 		noAnnotations := *meta
 		noAnnotations.Annotations = nil
 		if !fails(&noAnnotations, bare) {
-			keys := make([]string, 0, len(meta.Annotations))
-			for k := range meta.Annotations {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(meta.Annotations)) {
 				one := noAnnotations
 				one.Annotations = map[string]string{k: meta.Annotations[k]}
 				if fails(&one, bare) {

@@ -2,6 +2,8 @@ package psa
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -176,12 +178,7 @@ func NewPlanWith(objs []*manifest.Object, kube manifest.KubeVersion, opts PlanOp
 		get(name)
 		workloads[name] = append(workloads[name], decodeWorkload(o, tmpls))
 	}
-	names := make([]string, 0, len(byNS))
-	for n := range byNS {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(byNS)) {
 		ns := byNS[n]
 		if ns.Defined == nil {
 			undeclaredLabels(ns, opts.Options, fallback)

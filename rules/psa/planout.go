@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/plural"
 	"k8s.io/pod-security-admission/api"
 )
 
@@ -70,10 +72,10 @@ func (p *Plan) WriteText(w io.Writer) error {
 		case len(ns.Workloads) == 0:
 			fmt.Fprintf(&b, "  passes:   %s %s (no workloads)\n", ns.Level, ns.LevelVersion)
 		case ns.Next == "":
-			fmt.Fprintf(&b, "  passes:   %s %s (all %d %s)\n", ns.Level, ns.LevelVersion, len(ns.Workloads), plural(len(ns.Workloads), "workload", "workloads"))
+			fmt.Fprintf(&b, "  passes:   %s %s (all %d %s)\n", ns.Level, ns.LevelVersion, len(ns.Workloads), plural.Word(len(ns.Workloads), "workload", "workloads"))
 		default:
 			fmt.Fprintf(&b, "  passes:   %s %s (%d %s; %d already %s %s %s)\n", ns.Level, ns.LevelVersion,
-				len(ns.Workloads), plural(len(ns.Workloads), "workload", "workloads"), ready, plural(ready, "passes", "pass"), ns.Next, ns.NextVersion)
+				len(ns.Workloads), plural.Word(len(ns.Workloads), "workload", "workloads"), ready, plural.Word(ready, "passes", "pass"), ns.Next, ns.NextVersion)
 		}
 		cur := ns.Current[api.EnforceLevelLabel]
 		if ns.Assumed != nil {
@@ -86,7 +88,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 			}
 		}
 		if rejected > 0 {
-			n := fmt.Sprintf("%d %s", rejected, plural(rejected, "workload", "workloads"))
+			n := fmt.Sprintf("%d %s", rejected, plural.Word(rejected, "workload", "workloads"))
 			if ns.Assumed != nil {
 				fmt.Fprintf(&b, "  warning:  at the assumed enforce=%s, kiln lint reports the pods of %s as rejected\n", cur, n)
 			} else {
@@ -148,21 +150,10 @@ func fixableCount(ns NamespacePlan) (fixable, all int) {
 
 // labelList formats labels as k=v, sorted by key.
 func labelList(labels map[string]string, sep string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(labels))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + labels[k]
 	}
 	return strings.Join(parts, sep)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -9,11 +9,13 @@ package schema
 
 import (
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"math"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kilnhq/kiln/admit"
+	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/apiversions"
@@ -55,7 +57,7 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 	// when they are judged.
 	results := make([]admit.Result, len(ctx))
 	typed := make([]*corev1.Namespace, len(ctx))
-	rules.EachParallel(len(ctx), func(i int) {
+	parallel.EachChunk(len(ctx), 16, func(i int) {
 		o := ctx[i]
 		results[i] = a.Admit(o)
 		if o.ReadAhead && admit.IsNamespace(o) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -36,22 +37,9 @@ func mustLoadHelpers(data []byte) []helper {
 	return doc.Helpers
 }
 
-// Repository returns an image reference without its tag and digest, lower-cased:
-// "docker.io/envoyproxy/envoy:v1.31@sha256:…" → "docker.io/envoyproxy/envoy".
-func Repository(image string) string {
-	image = strings.ToLower(strings.TrimSpace(image))
-	if i := strings.IndexByte(image, '@'); i >= 0 {
-		image = image[:i]
-	}
-	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
-		image = image[:i]
-	}
-	return image
-}
-
 // KnownHelper returns what long-running helper an image is ("Envoy proxy"), or "".
 func KnownHelper(image string) string {
-	repo := Repository(image)
+	repo := manifest.ImageRepository(image)
 	if repo == "" {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report/reporttest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/kilnhq/kiln/rules/internal/ruletest"
@@ -14,7 +15,7 @@ import (
 // TestSeeds runs all of kiln's own checkers over the seed scenarios in
 // testdata/seed and compares the JSON reports with the golden files.
 func TestSeeds(t *testing.T) {
-	ruletest.CheckSeeds(t, "testdata/seed", checkers.Own()...)
+	ruletest.CheckSeeds(t, "testdata/seed", reporttest.JSON, checkers.Own()...)
 }
 
 // TestCompilerExamplesClean: what the compiler emits for the examples

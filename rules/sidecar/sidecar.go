@@ -2,7 +2,7 @@
 // sidecar/injected-in-job (mesh proxies injected into Job pods; it needs the
 // pod's Namespace), and the data behind the others:
 // the table of long-running helper images (helpers.yaml) and how images
-// are matched against it (Repository, KnownHelper).
+// are matched against it (KnownHelper).
 //
 // The rules themselves are single-object and written as
 // ValidatingAdmissionPolicies in rules/policies (sidecar-*.yaml); the

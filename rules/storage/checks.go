@@ -3,8 +3,8 @@ package storage
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,19 +197,8 @@ func (s *sharing) report(p *rules.Pass) {
 			uses[u.key] = append(uses[u.key], u)
 		}
 	}
-	keys := make([]claimKey, 0, len(uses))
-	for k := range uses {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.unit != b.unit {
-			return a.unit < b.unit
-		}
-		if a.namespace != b.namespace {
-			return a.namespace < b.namespace
-		}
-		return a.name < b.name
+	keys := slices.SortedFunc(maps.Keys(uses), func(a, b claimKey) int {
+		return cmp.Or(cmp.Compare(a.unit, b.unit), cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 	})
 	for _, k := range keys {
 		c, us := s.claims[k], uses[k]

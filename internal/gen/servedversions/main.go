@@ -28,6 +28,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -35,10 +36,11 @@ import (
 	"go/printer"
 	"go/token"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/version"
@@ -254,19 +256,9 @@ func generate(releases []release, log io.Writer) ([]byte, error) {
 			}
 		}
 	}
-	keys := make([]groupVersionKind, 0, len(all))
-	for k := range all {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.Group != b.Group {
-			return a.Group < b.Group
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return version.CompareKubeAwareVersionStrings(a.Version, b.Version) > 0
+	keys := slices.SortedFunc(maps.Keys(all), func(a, b groupVersionKind) int {
+		// Within a kind, the newest version first.
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Kind, b.Kind), version.CompareKubeAwareVersionStrings(b.Version, a.Version))
 	})
 	var b bytes.Buffer
 	first, last := releases[0], releases[len(releases)-1]

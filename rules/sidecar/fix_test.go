@@ -1,4 +1,4 @@
-package policies
+package sidecar
 
 import (
 	"reflect"
