@@ -5,6 +5,7 @@
 package discover
 
 import (
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,7 +112,7 @@ type candidates struct {
 }
 
 func (c *candidates) add(list *[]string, p string) {
-	k := absOr(p)
+	k := pathkey.Real(p)
 	if c.seen[k] {
 		return
 	}
@@ -158,7 +159,7 @@ func Discover(paths []string, opts Options) *Result {
 			res.Skipped = append(res.Skipped, manifest.Skipped{Pos: manifest.Position{File: filepath.Join(dir, "Chart.yaml")}, Reason: "chart whose files a kustomization consumes (linted through it)"})
 			continue
 		}
-		if deps[absOr(dir)] {
+		if deps[pathkey.Real(dir)] {
 			continue // a file:// dependency: rendered inside the chart that depends on it
 		}
 		src, warnings := renderChart(dir, opts)
@@ -189,7 +190,7 @@ func (c *candidates) plainFiles(kusts *kustOutcome, excluded func(string) bool) 
 			files = append(files, f)
 			continue
 		}
-		abs := absOr(f)
+		abs := pathkey.Real(f)
 		if _, ok := kusts.consumed[abs]; ok || excluded(f) {
 			continue
 		}
@@ -254,7 +255,7 @@ func enclosing(file string, is func(dir string) bool) string {
 			return ""
 		}
 		parent := filepath.Join(dir, "..")
-		if absOr(parent) == absOr(dir) {
+		if pathkey.Real(parent) == pathkey.Real(dir) {
 			return ""
 		}
 		dir = parent
@@ -334,7 +335,7 @@ func fileDependencies(charts []string) map[string]bool {
 		}
 		for _, d := range meta.Dependencies {
 			if rest, ok := strings.CutPrefix(d.Repository, "file://"); ok {
-				out[absOr(filepath.Join(dir, rest))] = true
+				out[pathkey.Real(filepath.Join(dir, rest))] = true
 			}
 		}
 	}
@@ -343,7 +344,7 @@ func fileDependencies(charts []string) map[string]bool {
 
 // consumedUnder returns the kustomization that read a file under dir, or "".
 func consumedUnder(consumed map[string]string, dir string) string {
-	prefix := absOr(dir) + string(filepath.Separator)
+	prefix := pathkey.Real(dir) + string(filepath.Separator)
 	best := ""
 	for f, by := range consumed {
 		if strings.HasPrefix(f, prefix) && (best == "" || by < best) {
@@ -351,21 +352,6 @@ func consumedUnder(consumed map[string]string, dir string) string {
 		}
 	}
 	return best
-}
-
-// absOr is the path's identity for matching what kiln and kustomize read:
-// absolute, and through no symbolic link (kustomize resolves links, so a
-// tree named through a linked directory must match what it reports);
-// cleaned as given when it cannot be resolved.
-func absOr(p string) string {
-	a, err := filepath.Abs(p)
-	if err != nil {
-		return filepath.Clean(p)
-	}
-	if r, err := filepath.EvalSymlinks(a); err == nil {
-		return r
-	}
-	return a
 }
 
 func pathErr(err error) string {

@@ -3,6 +3,7 @@ package discover
 import (
 	"bytes"
 	"fmt"
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,7 +98,7 @@ func buildKustomization(dir string, shared *buildShared) *kustBuild {
 func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) ([]*manifest.Object, []error, error) {
 	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), read: b.read, resources: tree.resources, sources: shared.sources, stub: stub, edited: shared.edited}
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	m, err := k.Run(rfs, absOr(b.dir))
+	m, err := k.Run(rfs, pathkey.Real(b.dir))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,7 +116,7 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 			}
 		}
 		originFile, originLine := takeOrigin(node)
-		if rel, err := filepath.Rel(absOr(b.dir), originFile); err == nil && originFile != "" {
+		if rel, err := filepath.Rel(pathkey.Real(b.dir), originFile); err == nil && originFile != "" {
 			// The path as the user wrote the directory: relative stays relative.
 			originFile = filepath.Join(b.dir, rel)
 		}
@@ -174,7 +175,7 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return data, err
 	}
-	abs := absOr(path)
+	abs := pathkey.Real(path)
 	if e, ok := f.edited[abs]; ok {
 		data = e
 	}
@@ -218,10 +219,10 @@ func scanTree(dir string) treeFacts {
 
 func (t *treeFacts) scan(dir string, seen map[string]bool) {
 	file := kustomizationFile(dir)
-	if file == "" || seen[absOr(dir)] || t.remote != "" {
+	if file == "" || seen[pathkey.Real(dir)] || t.remote != "" {
 		return
 	}
-	seen[absOr(dir)] = true
+	seen[pathkey.Real(dir)] = true
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return
@@ -256,7 +257,7 @@ func (t *treeFacts) scan(dir string, seen map[string]bool) {
 			local := filepath.Join(dir, ref)
 			if st, err := os.Stat(local); err == nil {
 				if !st.IsDir() {
-					t.resources[absOr(local)] = true
+					t.resources[pathkey.Real(local)] = true
 					continue
 				}
 				t.scan(local, seen)
@@ -353,7 +354,7 @@ func lineOf(file, prefix string) int {
 // only object of that kind.
 func (x *originIndex) match(file string, line int, rendered *yaml.Node) *yaml.Node {
 	objs := x.files.get(file, func() []*manifest.Object {
-		data, ok := x.edited[absOr(file)]
+		data, ok := x.edited[pathkey.Real(file)]
 		if !ok {
 			var err error
 			if data, err = os.ReadFile(file); err != nil {

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"os"
 	"path/filepath"
 	"sort"
@@ -48,7 +49,7 @@ func readKustRefs(dir string) *kustRefs {
 	if k.Unmarshal(data) != nil {
 		return r
 	}
-	base := absOr(dir)
+	base := pathkey.Real(dir)
 	files := func(list *[]string, paths ...string) {
 		for _, p := range paths {
 			if p == "" || isRemote(p) {

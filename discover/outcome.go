@@ -3,6 +3,7 @@ package discover
 import (
 	"cmp"
 	"fmt"
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -56,7 +57,7 @@ func settleKustomizations(builds []*kustBuild, notes []string) *kustOutcome {
 	kustFiles := map[string]string{} // every kustomization file built or read: absolute → as shown
 	remotes := map[manifest.Position][]*kustBuild{}
 	for _, b := range builds {
-		kustFiles[absOr(b.file)] = b.file
+		kustFiles[pathkey.Real(b.file)] = b.file
 		switch {
 		case b.plugin != "":
 			out.skipped = append(out.skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: reasonPluginKust})
@@ -65,7 +66,7 @@ func settleKustomizations(builds []*kustBuild, notes []string) *kustOutcome {
 			out.skipped = append(out.skipped, manifest.Skipped{Pos: manifest.Position{File: b.file}, Reason: reasonRemoteKust})
 			remotes[b.remotePos] = append(remotes[b.remotePos], b)
 		}
-		own := absOr(b.file)
+		own := pathkey.Real(b.file)
 		// What a build whose output is linted read is linted through it
 		// (a remote build read nothing; a Component's own build stands for
 		// nothing: the builds that include it read its files again).
@@ -88,7 +89,7 @@ func settleKustomizations(builds []*kustBuild, notes []string) *kustOutcome {
 	// Only topmost kustomizations are kept: one whose kustomization file
 	// another build read is that build's base, component or overlay input.
 	for _, b := range builds {
-		if b.remote != "" || b.plugin != "" || readByOther[absOr(b.file)] {
+		if b.remote != "" || b.plugin != "" || readByOther[pathkey.Real(b.file)] {
 			continue
 		}
 		if b.component {
@@ -154,7 +155,7 @@ func remoteWarnings(remotes map[manifest.Position][]*kustBuild) []error {
 	for _, p := range positions {
 		bs := remotes[p]
 		what := "this kustomization is skipped: vendor the base or lint its rendered output"
-		if len(bs) > 1 || absOr(bs[0].file) != absOr(p.File) {
+		if len(bs) > 1 || pathkey.Real(bs[0].file) != pathkey.Real(p.File) {
 			files := make([]string, len(bs))
 			for i, b := range bs {
 				files[i] = b.file

@@ -2,6 +2,7 @@ package fix
 
 import (
 	"fmt"
+	"github.com/kilnhq/kiln/internal/plural"
 	"io"
 
 	"github.com/kilnhq/kiln/internal/atomicfile"
@@ -96,7 +97,7 @@ func Run(o RunOptions) (*Outcome, error) {
 	if o.DryRun {
 		verb = "would fix"
 	}
-	fmt.Fprintf(o.Info, "kiln fix: %s %d %s in %d %s\n", verb, out.Fixes, plural(out.Fixes, "problem", "problems"), out.Files, plural(out.Files, "file", "files"))
+	fmt.Fprintf(o.Info, "kiln fix: %s %d %s in %d %s\n", verb, out.Fixes, plural.Word(out.Fixes, "problem", "problems"), out.Files, plural.Word(out.Files, "file", "files"))
 
 	// What remains is what kiln cannot fix (or was not asked to).
 	rest, err := o.Judge(after)
@@ -128,11 +129,4 @@ func MatchesAnyRule(pattern string, ids []string) bool {
 		}
 	}
 	return false
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -14,11 +14,10 @@
 package lint
 
 import (
+	"github.com/kilnhq/kiln/internal/parallel"
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime"
-	"sync"
 
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/discover"
@@ -128,7 +127,7 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 func notLinted(policies []string, in Input) []string {
 	linted := map[string]bool{}
 	for _, f := range append(append([]string(nil), in.Files...), in.Context...) {
-		linted[absOr(f)] = true
+		linted[pathkey.Real(f)] = true
 	}
 	var out []string
 	for _, p := range policies {
@@ -136,7 +135,7 @@ func notLinted(policies []string, in Input) []string {
 		var rest []string
 		dropped := false
 		for _, f := range files {
-			if linted[absOr(f)] {
+			if linted[pathkey.Real(f)] {
 				dropped = true
 			} else {
 				rest = append(rest, f)
@@ -149,13 +148,6 @@ func notLinted(policies []string, in Input) []string {
 		out = append(out, rest...)
 	}
 	return out
-}
-
-func absOr(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }
 
 // feed is the second pass: every file read again and judged, a part at a
@@ -184,7 +176,7 @@ func (f *feed) Each(judge func(rules.Batch)) error {
 		}
 	}
 	f.first.context, f.first.fromFiles = nil, nil // what the checkers need of them, they keep
-	each(len(f.in.Files), func(i int) {
+	parallel.Each(len(f.in.Files), func(i int) {
 		var refs []manifest.Ref
 		judged := 0
 		judgePart := func(objs []*manifest.Object) {
@@ -266,27 +258,6 @@ func readStdin(in Input) *manifest.Source {
 	return nil
 }
 
-// each calls fn(i) for every i in [0, n) on every core, a few files in
-// flight at a time, and returns when all calls have.
-func each(n int, fn func(i int)) {
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				fn(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-}
-
 // firstPass is what the first pass found: the context objects and the
 // objects compiled from App specs, by the spec's key.
 type firstPass struct {
@@ -322,7 +293,7 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 	scan := append(append([]string(nil), in.Files...), in.Context...)
 	perFile := make([][]*manifest.Object, len(scan))
 	kinds := make([]map[string]bool, len(scan)) // the kinds each file holds, for params
-	each(len(scan), func(i int) {
+	parallel.Each(len(scan), func(i int) {
 		if scan[i] == manifest.Stdin {
 			return
 		}
@@ -395,7 +366,7 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 	}
 	if len(refs) > 0 {
 		params := make([][]*manifest.Object, len(scan))
-		each(len(scan), func(i int) {
+		parallel.Each(len(scan), func(i int) {
 			if kinds[i] != nil && refs.anyKindIn(kinds[i]) {
 				params[i] = selectFile(scan[i], refs.wantsScanned)
 			}

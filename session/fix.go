@@ -2,9 +2,9 @@ package session
 
 import (
 	"errors"
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/kilnhq/kiln/compiler"
@@ -54,7 +54,7 @@ func (s *Session) Fix(paths []string, o FixOptions) (*fix.Outcome, error) {
 func (s *Session) judgeForFix(paths []string, edited map[string][]byte) (*fix.Judged, error) {
 	abs := make(map[string][]byte, len(edited))
 	for p, data := range edited {
-		abs[absOr(p)] = data
+		abs[pathkey.Real(p)] = data
 	}
 	found := s.discover(paths, abs)
 	j := &fix.Judged{InputErrs: found.Errs, Warnings: found.Warnings}
@@ -149,11 +149,4 @@ func fileEntry(path string, objs []*manifest.Object) rules.FileObjects {
 		fo.Objects = append(fo.Objects, o.Ref())
 	}
 	return fo
-}
-
-func absOr(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

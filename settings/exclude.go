@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"github.com/kilnhq/kiln/internal/pathkey"
 	pathpkg "path"
 	"path/filepath"
 	"regexp"
@@ -20,7 +21,7 @@ func (s *Settings) Excluded(path string) bool {
 	p := filepath.ToSlash(filepath.Clean(path))
 	if s.File != "" {
 		if abs, err := filepath.Abs(path); err == nil {
-			if rel, err := filepath.Rel(filepath.Dir(absOr(s.File)), abs); err == nil && !strings.HasPrefix(rel, "..") {
+			if rel, err := filepath.Rel(filepath.Dir(pathkey.Abs(s.File)), abs); err == nil && !strings.HasPrefix(rel, "..") {
 				p = filepath.ToSlash(rel)
 			}
 		}
@@ -72,12 +73,4 @@ func globRE(glob string) *regexp.Regexp {
 	}
 	b.WriteString("(?:/.*)?$")
 	return regexp.MustCompile(b.String())
-}
-
-// absOr returns the absolute path of p, or p when it has none.
-func absOr(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -54,7 +55,7 @@ func (s *Settings) Chart(dir string) discover.ChartSettings {
 	}
 	add(s.Helm.HelmChart)
 	for _, key := range slices.Sorted(maps.Keys(s.Helm.Charts)) {
-		if absOr(s.relative(key)) == absOr(dir) {
+		if pathkey.Abs(s.relative(key)) == pathkey.Abs(dir) {
 			add(s.Helm.Charts[key])
 		}
 	}
@@ -69,7 +70,7 @@ func (s *Settings) Chart(dir string) discover.ChartSettings {
 func (s *Settings) chartSetting(dir string) string {
 	key := filepath.Clean(dir)
 	if s.File != "" {
-		if rel, err := filepath.Rel(absOr(filepath.Dir(s.File)), absOr(dir)); err == nil {
+		if rel, err := filepath.Rel(pathkey.Abs(filepath.Dir(s.File)), pathkey.Abs(dir)); err == nil {
 			key = rel
 		}
 	}
