@@ -476,3 +476,51 @@ func max2(a, b int) int {
 	}
 	return b
 }
+
+// TestTorchrunWarning: a pytorch command that does not start torchrun is a
+// warning naming what to write instead; one that does (or that kiln wires,
+// or a single process that needs no torchrun) is not.
+func TestTorchrunWarning(t *testing.T) {
+	for _, tt := range []struct {
+		name, extra, command string
+		want                 string // "" for no warning
+	}{
+		{"wrapper", "      nodes: 4\n      gpusPerNode: 8\n", "[uv, run, finetune.py]", "write [uv, run, torchrun, finetune.py]"},
+		{"wrapper of python", "      nodes: 2\n", "[uv, run, python, -u, train.py]", "write [uv, run, python, -u, -m, torch.distributed.run, train.py]"},
+		{"shell script", "      nodes: 2\n", `[sh, -c, "pip install -r req.txt && python -u train.py --lr 1"]`, `in the script, write "torchrun train.py" instead of "python -u train.py"`},
+		{"shell module", "      nodes: 2\n", `[bash, -ec, "python -m pip install x; python3 -m train"]`, `write "torchrun -m train" instead of "python3 -m train"`},
+		{"another launcher", "      nodes: 2\n", "[accelerate, launch, --mixed_precision, bf16, train.py, --lr, '1']", "write [torchrun, train.py, --lr, 1] (accelerate's own flags do not carry over)"},
+		{"opaque script", "      nodes: 2\n", "[./run.sh]", "start torchrun in it"},
+		{"says what happens", "      nodes: 3\n", "[./run.sh]", "PET_NNODES=3, PET_NPROC_PER_NODE=1, …), which only torchrun reads, so the 3 pods would each train alone"},
+		{"one node, several GPUs", "      gpusPerNode: 4\n", "[uv, run, x.py]", "the pod would run one process, not one per GPU (4)"},
+		{"shell starts torchrun", "      nodes: 2\n", `[bash, -c, "cd /app && exec torchrun train.py"]`, ""},
+		{"wrapper of torchrun", "      nodes: 2\n", "[uv, run, torchrun, x.py]", ""},
+		{"torchrun in args", "      nodes: 2\n      args: [\"torchrun x.py\"]\n", "[bash, -c]", ""},
+		{"kiln wires python", "      nodes: 2\n", "[python, train.py]", ""},
+		{"kiln wires a script", "      nodes: 2\n", "[/app/train.py]", ""},
+		{"one process needs no torchrun", "      gpusPerNode: 1\n", "[uv, run, x.py]", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(trainSpec("foo", tt.extra), "[python, train.py]", tt.command, 1)
+			src = strings.Replace(src, "pytorch\n", "pytorch\n      security: {runAsUser: 1000}\n", 1)
+			objs, errs := manifest.Parse("w.yaml", []byte(src))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			_, warns, err := CompileWarn(objs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range warns {
+				got = append(got, w.Error())
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("warnings %q, want none", got)
+			case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want) || !strings.Contains(got[0], "w.yaml:")):
+				t.Errorf("warnings %q, want one at the command containing %q", got, tt.want)
+			}
+		})
+	}
+}
