@@ -315,6 +315,9 @@ func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 				c.errorf(sub(pp+".labels", k), "label %s is set by kiln (selectors use it); remove it", k)
 			}
 		}
+		if _, ok := pod.Annotations[ConfigHashAnnotation]; ok {
+			c.errorf(sub(pp+".annotations", ConfigHashAnnotation), "annotation %s is set by kiln (a hash of the configs the pods read); remove it", ConfigHashAnnotation)
+		}
 		for i, t := range pod.Tolerations {
 			tp := fmt.Sprintf("%s.tolerations[%d]", pp, i)
 			if t.Operator == "Exists" && t.Value != "" {
