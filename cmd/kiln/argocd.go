@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/settings"
@@ -28,7 +29,8 @@ func newArgoCDCmd(e *env) *cobra.Command {
 }
 
 func newArgoCDGenerateCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var noSyncWaves bool
+	cmd := &cobra.Command{
 		Use:   "generate [DIR]",
 		Short: "CMP v2 generate: build the app in the current directory, lint it, print the YAML stream",
 		Long: `Build the App specs and pass through the plain manifests in DIR (default: the
@@ -36,6 +38,9 @@ current directory, where Argo CD runs plugins), lint the result, and print only
 the YAML stream on stdout. Findings go to stderr; findings at the fail-on level
 (default error) or input errors exit non-zero with nothing on stdout, so Argo CD
 shows a sync error. Hidden files and kustomization.yaml are not read.
+Compiled objects carry Argo CD sync waves (` + compiler.SyncWaveAnnotation + `:
+Namespace -2, ConfigMaps and Services -1, PVCs and workloads 0) unless
+--no-sync-waves is given.
 
 Settings, later ones win:
   .kiln.yaml in DIR            as for kiln lint (or the file KILN_CONFIG names)
@@ -63,13 +68,15 @@ kiln never writes files (HOME need not be writable).`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			return argoGenerate(e, dir, os.LookupEnv, os.Environ())
+			return argoGenerate(e, dir, os.LookupEnv, os.Environ(), !noSyncWaves)
 		},
 	}
+	cmd.Flags().BoolVar(&noSyncWaves, "no-sync-waves", false, "do not annotate compiled objects with Argo CD sync waves")
+	return cmd
 }
 
 // argoGenerate is kiln argocd generate with its environment passed in.
-func argoGenerate(e *env, dir string, getenv func(string) (string, bool), environ []string) error {
+func argoGenerate(e *env, dir string, getenv func(string) (string, bool), environ []string, syncWaves bool) error {
 	given, notes, err := settings.FromArgo(getenv, environ)
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -92,7 +99,13 @@ func argoGenerate(e *env, dir string, getenv func(string) (string, bool), enviro
 	if err := defaultNamespace(objs, s.Namespace); err != nil {
 		return err
 	}
-	compiled, specErrs := compileSpecs(objs, opts)
+	x := compiler.Expand(objs)
+	if syncWaves {
+		if err := x.AddSyncWaves(); err != nil {
+			return &exitError{code: exitInput, msg: err.Error()}
+		}
+	}
+	compiled, specErrs := x.All, x.Errors
 	if inputErrs := append(set.Errors(), specErrs...); len(inputErrs) > 0 {
 		printInputErrors(e, inputErrs)
 		return &exitError{code: exitInput}

@@ -19,7 +19,7 @@ func init() { commands = append(commands, newBuildCmd) }
 func newBuildCmd(e *env) *cobra.Command {
 	var flags *settings.Flags
 	var outDir string
-	var check, noLint bool
+	var check, noLint, argocd bool
 	cmd := &cobra.Command{
 		Use:   "build [PATH...] [-o DIR]",
 		Short: "Compile App specs into Kubernetes manifests, lint them, print or write them",
@@ -37,6 +37,7 @@ the next build removes).
 Warnings (the compiler's, and lint findings on the compiled objects) are
 printed on stderr. Findings at the --fail-on level (default error) stop the
 build: exit 1, nothing printed or written. --no-lint skips the lint.
+--argocd annotates the objects with Argo CD sync waves.
 A file of apiVersion kiln.dev/* or kind App that is not a valid spec stops the
 build (exit 2) and nothing in DIR changes: a typo in a spec's header never
 removes the app's files.
@@ -68,6 +69,11 @@ Exit codes: 0 ok, 1 findings at --fail-on or stale output (--check), 2 usage err
 				return &exitError{code: exitInput}
 			}
 			x := compiler.Expand(set.Objects())
+			if argocd {
+				if err := x.AddSyncWaves(); err != nil {
+					return &exitError{code: exitInput, msg: err.Error()}
+				}
+			}
 			all, compiled, warns := x.All, x.Compiled, x.Warnings
 			errs := append(x.Errors, compiler.OutputOrder(compiled)...)
 			if len(errs) > 0 {
@@ -126,6 +132,7 @@ Exit codes: 0 ok, 1 findings at --fail-on or stale output (--check), 2 usage err
 	fl.StringVarP(&outDir, "output", "o", "", "write one file per object under DIR instead of printing the stream")
 	fl.BoolVar(&check, "check", false, "write nothing; exit 1 if the files under -o DIR are not what the build would write")
 	fl.BoolVar(&noLint, "no-lint", false, "do not lint the compiled objects")
+	fl.BoolVar(&argocd, "argocd", false, "annotate the objects with Argo CD sync waves ("+compiler.SyncWaveAnnotation+"): Namespace -2, ConfigMaps and Services -1, PVCs and workloads 0")
 	fl.Lookup("fail-on").Usage = "lowest severity that stops the build (exit 1, nothing written): " + settings.FailOnValues + " (default error)"
 	return cmd
 }
