@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kilnhq/kiln/internal/vapcompat"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules/policies"
 	"github.com/spf13/cobra"
@@ -38,9 +39,10 @@ combination such as Deny,Audit (the API server rejects Deny with Warn).
 matches ("env=prod,team!=ml", "tier in (web,api)", "!legacy").
 --kube-version is the version the rules judge against (params.data.kubeVersion).
 The policies use two-variable comprehensions: they need an API server that
-compiles CEL at 1.32 or later (Kubernetes 1.33+).
+compiles CEL at 1.32 or later (Kubernetes 1.33+). For an older --kube-version,
+whose API server would refuse them, kiln prints nothing and exits 2.
 
-Exit codes: 0 printed, 2 usage error.`,
+Exit codes: 0 printed, 2 usage error or a --kube-version that cannot run them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := policies.ExportOptions{KubeVersion: manifest.LatestKube}
@@ -62,6 +64,13 @@ Exit codes: 0 printed, 2 usage error.`,
 					return usageErrorf("--kube-version %s is outside the range kiln knows (%s to %s)", v, manifest.OldestKube, manifest.LatestKube)
 				}
 				opts.KubeVersion = v
+			}
+			var objs []*manifest.Object
+			for _, p := range policies.All() {
+				objs = append(objs, p.Object)
+			}
+			if err := vapcompat.Refuse(opts.KubeVersion, objs); err != nil {
+				return usageErrorf("--kube-version %s: %v", opts.KubeVersion, err)
 			}
 			out, err := policies.Export(opts)
 			if err != nil {
