@@ -77,12 +77,12 @@ if succeeded > 0 then
 end
 local restarts = status.restarts or 0
 if restarts > 0 then
-  hs.message = hs.message .. ", restarted " .. restarts .. " times"
+  hs.message = hs.message .. ", restarts: " .. restarts
   local policy = spec.failurePolicy or {}
   if policy.maxRestarts ~= nil then
-    -- JobSet v0.8 counts restarts against maxRestarts apart (preemption does not count).
+    -- Since JobSet v0.8 some restarts (preemption) do not count against maxRestarts.
     local counted = status.restartsCountTowardsMax or restarts
-    hs.message = hs.message .. " (" .. counted .. " of maxRestarts " .. policy.maxRestarts .. ")"
+    hs.message = hs.message .. " (" .. counted .. " of maxRestarts " .. policy.maxRestarts .. " counted)"
   end
 end
 return hs
