@@ -1,4 +1,4 @@
-# kiln: make build | test | bench | fuzz | demo | check | release
+# kiln: make build | test | bench | fuzz | demo | check | release | image
 GO      ?= go
 BIN     ?= bin/kiln
 DIST    ?= dist
@@ -13,8 +13,19 @@ GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 # make release builds one binary per platform.
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 FUZZTIME ?= 10s
+# make image: the container image, built from scratch with local files only
+# (Dockerfile) by podman (or PODMAN=buildah), for IMAGE_ARCH, from the build
+# context IMAGE_DIR. BUSYBOX is a static busybox of that architecture
+# (Debian's busybox-static). Every timestamp in the image is the commit's
+# time, so a commit gives one image digest.
+IMAGE      ?= ghcr.io/kilnhq/kiln:$(or $(VERSION),dev)
+PODMAN     ?= podman
+BUSYBOX    ?= /bin/busybox
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+IMAGE_DIR  ?= build/image
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: build test bench fuzz demo check clean release servers
+.PHONY: build test bench fuzz demo check clean release servers image image-root
 
 build:
 	$(GOBUILD) -o $(BIN) ./cmd/kiln
@@ -54,5 +65,17 @@ release:
 	@cd $(DIST) && for f in kiln_*; do wc -c < $$f | awk -v f=$$f '{printf "%-24s %10d bytes %6.1f MB\n", f, $$1, $$1 / 1048576}'; done
 	@cat $(DIST)/SHA256SUMS
 
+# image-root: the image's build context: kiln for linux/IMAGE_ARCH, busybox,
+# users and plugin.yaml under IMAGE_DIR (internal/imageroot).
+image-root:
+	@rm -rf $(IMAGE_DIR)/linux_$(IMAGE_ARCH) $(IMAGE_DIR)/home
+	GOOS=linux GOARCH=$(IMAGE_ARCH) $(GOBUILD) -o $(IMAGE_DIR)/linux_$(IMAGE_ARCH)/usr/local/bin/kiln ./cmd/kiln
+	GOOS= GOARCH= $(GO) run ./internal/imageroot -arch $(IMAGE_ARCH) -busybox $(BUSYBOX) $(IMAGE_DIR)
+
+image: image-root
+	$(PODMAN) build --layers=false --platform linux/$(IMAGE_ARCH) --timestamp $(SOURCE_DATE_EPOCH) \
+	  --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -f Dockerfile -t $(IMAGE) $(IMAGE_DIR)
+	@$(PODMAN) image inspect --format '$(IMAGE): image id {{.Id}}, digest {{.Digest}}, {{.Size}} bytes' $(IMAGE)
+
 clean:
-	rm -rf bin $(DIST)
+	rm -rf bin $(DIST) build

@@ -246,6 +246,7 @@ var badSpecs = []struct {
 	{"affinity field typo", svcSpec("      pod: {affinity: {nodeAfinity: {}}}\n"), 7, `unknown field "nodeAfinity"`},
 	{"toleration Exists with value", svcSpec("      pod: {tolerations: [{key: gpu, operator: Exists, value: x}]}\n"), 7, "operator Exists matches any value"},
 	{"elastic tensorflow", strings.Replace(trainSpec("foo", "      nodes: \"2:4\"\n"), "pytorch", "tensorflow", 1), 8, "MIN:MAX (elastic training) is for framework pytorch"},
+	{"config hash annotation", svcSpec("      pod: {annotations: {kiln.dev/config-hash: x}}\n"), 7, "annotation kiln.dev/config-hash is set by kiln"},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 
@@ -475,4 +476,130 @@ func max2(a, b int) int {
 		return a
 	}
 	return b
+}
+
+// TestTorchrunWarning: a pytorch command that does not start torchrun is a
+// warning naming what to write instead; one that does (or that kiln wires,
+// or a single process that needs no torchrun) is not.
+func TestTorchrunWarning(t *testing.T) {
+	for _, tt := range []struct {
+		name, extra, command string
+		want                 string // "" for no warning
+	}{
+		{"wrapper", "      nodes: 4\n      gpusPerNode: 8\n", "[uv, run, finetune.py]", "write [uv, run, torchrun, finetune.py]"},
+		{"wrapper of python", "      nodes: 2\n", "[uv, run, python, -u, train.py]", "write [uv, run, python, -u, -m, torch.distributed.run, train.py]"},
+		{"shell script", "      nodes: 2\n", `[sh, -c, "pip install -r req.txt && python -u train.py --lr 1"]`, `in the script, write "torchrun train.py" instead of "python -u train.py"`},
+		{"shell module", "      nodes: 2\n", `[bash, -ec, "python -m pip install x; python3 -m train"]`, `write "torchrun -m train" instead of "python3 -m train"`},
+		{"another launcher", "      nodes: 2\n", "[accelerate, launch, --mixed_precision, bf16, train.py, --lr, '1']", "write [torchrun, train.py, --lr, 1] (accelerate's own flags do not carry over)"},
+		{"opaque script", "      nodes: 2\n", "[./run.sh]", "start torchrun in it"},
+		{"says what happens", "      nodes: 3\n", "[./run.sh]", "PET_NNODES=3, PET_NPROC_PER_NODE=1, …), which only torchrun reads, so the 3 pods would each train alone"},
+		{"one node, several GPUs", "      gpusPerNode: 4\n", "[uv, run, x.py]", "the pod would run one process, not one per GPU (4)"},
+		{"shell starts torchrun", "      nodes: 2\n", `[bash, -c, "cd /app && exec torchrun train.py"]`, ""},
+		{"wrapper of torchrun", "      nodes: 2\n", "[uv, run, torchrun, x.py]", ""},
+		{"torchrun in args", "      nodes: 2\n      args: [\"torchrun x.py\"]\n", "[bash, -c]", ""},
+		{"kiln wires python", "      nodes: 2\n", "[python, train.py]", ""},
+		{"kiln wires a script", "      nodes: 2\n", "[/app/train.py]", ""},
+		{"one process needs no torchrun", "      gpusPerNode: 1\n", "[uv, run, x.py]", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(trainSpec("foo", tt.extra), "[python, train.py]", tt.command, 1)
+			src = strings.Replace(src, "pytorch\n", "pytorch\n      security: {runAsUser: 1000}\n", 1)
+			objs, errs := manifest.Parse("w.yaml", []byte(src))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			_, warns, err := CompileWarn(objs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range warns {
+				got = append(got, w.Error())
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("warnings %q, want none", got)
+			case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want) || !strings.Contains(got[0], "w.yaml:")):
+				t.Errorf("warnings %q, want one at the command containing %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestConfigHash: a Deployment whose pods read a compiled config (env or
+// files) carries a hash of that config's content in its pod template, so a
+// change in a config file rolls the pods; configs its pods do not read, and
+// JobSets (whose templates the JobSet webhook will not change), get none.
+func TestConfigHash(t *testing.T) {
+	const spec = `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: a, namespace: a}
+spec:
+  configs:
+    app: {data: {LEVEL: info}}
+    envoy: {files: {envoy.yaml: envoy.yaml}}
+    other: {data: {X: "1"}}
+  services:
+    env:
+      containers: [{name: app, image: x, env: {LEVEL: {config: app, key: LEVEL}}}]
+    file:
+      pod: {annotations: {team: t}}
+      sidecars: [{name: envoy, image: envoy, files: {/etc/envoy/envoy.yaml: {config: envoy, key: envoy.yaml}}}]
+      containers: [{name: app, image: x}]
+    none:
+      containers: [{name: app, image: x}]
+  training:
+    job:
+      framework: generic
+      image: x
+      command: [run]
+      files: {/etc/app: {config: app}}
+`
+	dir := t.TempDir()
+	build := func(envoy, data string) map[string]string {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "envoy.yaml"), []byte(envoy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src := strings.Replace(spec, "LEVEL: info", "LEVEL: "+data, 1)
+		objs, errs := manifest.Parse(filepath.Join(dir, "app.yaml"), []byte(src))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		out, err := Compile(objs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes := map[string]string{}
+		for _, o := range out {
+			for _, path := range []string{"spec.template.metadata.annotations", "spec.replicatedJobs[0].template.spec.template.metadata.annotations"} {
+				if n := o.Lookup(path); n != nil {
+					for i := 0; i+1 < len(n.Content); i += 2 {
+						if n.Content[i].Value == ConfigHashAnnotation {
+							hashes[o.Kind+"/"+o.Name] = n.Content[i+1].Value
+						}
+					}
+				}
+			}
+		}
+		return hashes
+	}
+	base := build("admin: {}\n", "info")
+	if len(base) != 2 || len(base["Deployment/env"]) != 64 || len(base["Deployment/file"]) != 64 {
+		t.Fatalf("hashes %v: want a SHA-256 on Deployments env and file only", base)
+	}
+	if base["Deployment/env"] == base["Deployment/file"] {
+		t.Errorf("two templates reading different configs have the same hash %s", base["Deployment/env"])
+	}
+	if again := build("admin: {}\n", "info"); fmt.Sprint(again) != fmt.Sprint(base) {
+		t.Errorf("same configs, hashes %v then %v", base, again)
+	}
+	fileEdit := build("admin: {port: 9901}\n", "info")
+	if fileEdit["Deployment/file"] == base["Deployment/file"] || fileEdit["Deployment/env"] != base["Deployment/env"] {
+		t.Errorf("after editing envoy.yaml: %v, before %v; want only Deployment/file to change", fileEdit, base)
+	}
+	dataEdit := build("admin: {}\n", "debug")
+	if dataEdit["Deployment/env"] == base["Deployment/env"] || dataEdit["Deployment/file"] != base["Deployment/file"] {
+		t.Errorf("after editing configs.app.data: %v, before %v; want only Deployment/env to change", dataEdit, base)
+	}
 }

@@ -1,7 +1,10 @@
 package compiler
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,14 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
+
+// ConfigHashAnnotation is the pod template annotation of a Deployment
+// whose pods read compiled configs: a hash of those configs' content, so
+// that changing one changes the template and rolls the pods (Helm's
+// checksum/config idiom). A subPath mount never sees a change in a running
+// pod, and env from a ConfigMap is read only at container start; the
+// rollout is how either reaches the pods.
+const ConfigHashAnnotation = "kiln.dev/config-hash"
 
 // maxConfigMapBytes is the most data a ConfigMap may hold: the API server's
 // ValidateConfigMap rejects more than core.MaxSecretSize (1 MiB) in data and
@@ -185,4 +196,46 @@ func ConfigFiles(spec *manifest.Object) []string {
 		}
 	}
 	return out
+}
+
+// configHash is the SHA-256 (hex) of the named configs' content: each
+// config's name, then each key with its value as the ConfigMap holds it
+// (text or bytes), every part length-prefixed.
+func (e *emitter) configHash(names []string) string {
+	h := sha256.New()
+	part := func(b []byte) { fmt.Fprintf(h, "%d:", len(b)); h.Write(b) }
+	for _, name := range names {
+		cfg := e.app.Spec.Configs[name]
+		part([]byte(name))
+		for _, k := range sortedKeys(keysOf(cfg)) {
+			part([]byte(k))
+			if v, ok := cfg.Data[k]; ok {
+				part([]byte(v))
+			} else {
+				part(cfg.content[k])
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// configsRead lists, by name, the configs the containers read: through env
+// ({config: …}) or files mounted from them.
+func configsRead(cs ...[]*Container) []string {
+	names := map[string]bool{}
+	for _, list := range cs {
+		for _, c := range list {
+			for _, v := range c.Env {
+				if v.Config != "" {
+					names[v.Config] = true
+				}
+			}
+			for _, f := range c.Files {
+				if f.Config != "" {
+					names[f.Config] = true
+				}
+			}
+		}
+	}
+	return sortedKeys(names)
 }

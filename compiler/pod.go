@@ -47,6 +47,7 @@ type podSource struct {
 	pod           *Pod              // the spec's pod block (may be nil)
 	spread        map[string]string // labels that select this template's pods (topologySpread)
 	shm           *Quantity         // mount a memory-backed /dev/shm in the containers, with this size limit ("" unsized)
+	configs       []string          // configs whose content hash goes into the template's annotations (ConfigHashAnnotation)
 }
 
 // podVolumes are the volumes the containers of one pod use.
@@ -139,7 +140,18 @@ func (e *emitter) podTemplate(name string, ps podSource) *yaml.Node {
 		labels[k] = v
 	}
 	md := mapping(p, field{"labels", stringMap(p, labels)})
-	add(md, field{"annotations", stringMap(e.at(pp+".annotations"), pod.Annotations)})
+	annotations := pod.Annotations
+	ap := e.at(pp + ".annotations")
+	if len(ps.configs) > 0 {
+		annotations = map[string]string{ConfigHashAnnotation: e.configHash(ps.configs)}
+		for k, v := range pod.Annotations {
+			annotations[k] = v
+		}
+		if len(pod.Annotations) == 0 {
+			ap = e.at("spec.configs." + ps.configs[0])
+		}
+	}
+	add(md, field{"annotations", stringMap(ap, annotations)})
 	return mapping(p,
 		field{"metadata", md},
 		field{"spec", spec},

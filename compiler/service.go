@@ -14,6 +14,9 @@ func (e *emitter) deployment(name string, s *Service) *yaml.Node {
 		security: s.Security,
 		pod:      s.Pod,
 		spread:   e.selector(name),
+		// A config change rolls the pods; JobSets get no hash, since the
+		// JobSet webhook refuses changes to a running one's templates.
+		configs: configsRead(s.Init, s.Sidecars, s.Containers),
 	}
 	ps.containers = indexed(path, "containers", s.Containers, false)
 	// Service ports become container ports of the first container, unless a

@@ -317,6 +317,9 @@ func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 				c.errorf(sub(pp+".labels", k), "label %s is set by kiln (selectors use it); remove it", k)
 			}
 		}
+		if _, ok := pod.Annotations[ConfigHashAnnotation]; ok {
+			c.errorf(sub(pp+".annotations", ConfigHashAnnotation), "annotation %s is set by kiln (a hash of the configs the pods read); remove it", ConfigHashAnnotation)
+		}
 		for i, t := range pod.Tolerations {
 			tp := fmt.Sprintf("%s.tolerations[%d]", pp, i)
 			if t.Operator == "Exists" && t.Value != "" {
@@ -537,8 +540,11 @@ func (c *checker) training(a *App, name string, t *Training) {
 		}
 	}
 	if t.Framework == "pytorch" && len(t.Command) > 0 {
-		if _, err := torchLaunch(t.Command); err != nil {
+		if launched, err := torchLaunch(t.Command); err != nil {
 			c.errorf(path+".command", "%v", err)
+		} else if !startsTorchrun(append(launched, t.Args...)) && (t.Nodes.Max > 1 || t.GPUsPerNode > 1) {
+			c.warnf(path+".command", "command %s does not start torchrun: kiln configures torchrun through PET_* variables (%s), which only torchrun reads, so %s; %s",
+				listOf(t.Command), petSummary(t), untorched(t), torchrunHint(t.Command))
 		}
 	}
 	main := &Container{Name: mainContainer, Image: t.Image, Mounts: t.Mounts, Env: t.Env, Files: t.Files, Resources: t.Resources}

@@ -263,3 +263,46 @@ func TestArgoCDExamples(t *testing.T) {
 		}
 	}
 }
+
+// wavesOf maps kind/name to the sync wave of each object of a YAML stream.
+func wavesOf(t *testing.T, stream string) map[string]string {
+	t.Helper()
+	objs, errs := manifest.Parse("stdout", []byte(stream))
+	if len(errs) > 0 {
+		t.Fatalf("not a YAML stream: %v\n%s", errs, stream)
+	}
+	out := map[string]string{}
+	for _, o := range objs {
+		out[o.Kind+"/"+o.Name] = o.Annotations["argocd.argoproj.io/sync-wave"]
+	}
+	return out
+}
+
+// TestArgoCDSyncWaves: kiln argocd generate annotates the compiled objects
+// (not the plain manifests) with their sync waves unless --no-sync-waves is
+// given; kiln build does with --argocd only.
+func TestArgoCDSyncWaves(t *testing.T) {
+	p := loadPlugin(t)
+	_, app := argoRepo(t, nil)
+	r := runIn(t, app, cmpEnv(t), p.Spec.Generate.Command[0], p.Spec.Generate.Command[1:]...)
+	if got, want := wavesOf(t, r.stdout), map[string]string{"ConfigMap/settings": "", "Service/web": "-1", "Deployment/web": "0"}; r.code != 0 || !equalMaps(got, want) {
+		t.Errorf("generate: exit %d, waves %v, want %v\n%s", r.code, got, want, r.stderr)
+	}
+	r = runIn(t, app, cmpEnv(t), p.Spec.Generate.Command[0], append(p.Spec.Generate.Command[1:], "--no-sync-waves")...)
+	if got, want := wavesOf(t, r.stdout), map[string]string{"ConfigMap/settings": "", "Service/web": "", "Deployment/web": ""}; r.code != 0 || !equalMaps(got, want) {
+		t.Errorf("generate --no-sync-waves: exit %d, waves %v, want none\n%s", r.code, got, r.stderr)
+	}
+	web := filepath.Join(repoRoot, "examples/web/app.yaml")
+	r = runIn(t, repoRoot, nil, kilnBin, "build", "--argocd", web)
+	want := map[string]string{"Namespace/shop": "-2", "PersistentVolumeClaim/uploads": "0", "ConfigMap/envoy": "-1", "ConfigMap/fluent-bit": "-1",
+		"ConfigMap/web": "-1", "Service/web": "-1", "Deployment/web": "0"}
+	if got := wavesOf(t, r.stdout); r.code != 0 || !equalMaps(got, want) {
+		t.Errorf("kiln build --argocd examples/web: exit %d, waves %v, want %v\n%s", r.code, got, want, r.stderr)
+	}
+	r = runIn(t, repoRoot, nil, kilnBin, "build", web)
+	for k, w := range wavesOf(t, r.stdout) {
+		if w != "" {
+			t.Errorf("kiln build without --argocd: %s has sync wave %q", k, w)
+		}
+	}
+}

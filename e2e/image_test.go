@@ -1,190 +1,210 @@
 package e2e
 
 import (
-	"bufio"
-	"debug/elf"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/kilnhq/kiln/manifest"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// dockerfile is what the tests read from the repository's Dockerfile.
-type dockerfile struct {
-	lines   []string // instructions, continuation lines joined
-	applets []string // ARG APPLETS: the busybox applets the image links
-}
+// TestImage checks the image make image builds: its configuration (uid 999,
+// kiln as the entrypoint, kiln fn as the default command, the PATH the
+// plugin's commands need) and that it runs kiln under the runtime found.
+func TestImage(t *testing.T) {
+	c := requireImage(t)
+	t.Logf("runtime %s, image %s: id %s, digest %s, %s bytes", c.runtime, testImage, c.id, c.digest, c.size)
+	r := runIn(t, repoRoot, c.env, c.podman, "image", "inspect", "--format", "{{json .Config}}", testImage)
+	var cfg struct {
+		User       string
+		Entrypoint []string
+		Cmd        []string
+		Env        []string
+		WorkingDir string
+		Labels     map[string]string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &cfg); err != nil {
+		t.Fatalf("podman image inspect: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	if cfg.User != "999:999" || strings.Join(cfg.Entrypoint, " ") != "/usr/local/bin/kiln" || strings.Join(cfg.Cmd, " ") != "fn" ||
+		cfg.WorkingDir != "/home/argocd" || !contains(cfg.Env, "PATH=/usr/local/bin:/bin") || !contains(cfg.Env, "HOME=/home/argocd") {
+		t.Errorf("image config %+v: want user 999:999, entrypoint /usr/local/bin/kiln, cmd fn, workdir and HOME /home/argocd, PATH /usr/local/bin:/bin", cfg)
+	}
 
-func loadDockerfile(t *testing.T) dockerfile {
-	t.Helper()
-	var d dockerfile
-	sc := bufio.NewScanner(strings.NewReader(readFile(t, filepath.Join(repoRoot, "Dockerfile"))))
-	var cur string
-	for sc.Scan() {
-		l := strings.TrimSpace(sc.Text())
-		if cur == "" && (l == "" || strings.HasPrefix(l, "#")) {
-			continue
-		}
-		if strings.HasSuffix(l, `\`) {
-			cur += strings.TrimSuffix(l, `\`) + " "
-			continue
-		}
-		d.lines = append(d.lines, cur+l)
-		cur = ""
-	}
-	for _, l := range d.lines {
-		if m := regexp.MustCompile(`^ARG APPLETS="([^"]*)"$`).FindStringSubmatch(l); m != nil {
-			d.applets = strings.Fields(m[1])
-		}
-	}
-	if len(d.applets) == 0 {
-		t.Fatal(`Dockerfile has no ARG APPLETS="…" line`)
-	}
-	return d
-}
-
-// finalStage is the instructions from the last FROM on.
-func (d dockerfile) finalStage() []string {
-	last := 0
-	for i, l := range d.lines {
-		if strings.HasPrefix(l, "FROM ") {
-			last = i
-		}
-	}
-	return d.lines[last:]
-}
-
-// TestImageDefinition checks the Dockerfile describes the image the tests
-// below rebuild: a scratch image holding Debian's static busybox with the
-// APPLETS links, kiln built static at /usr/local/bin/kiln, plugin.yaml where
-// the CMP server reads it, PATH on those two directories, uid 999, and
-// kiln fn as the default command (the KRM function's container form).
-func TestImageDefinition(t *testing.T) {
-	d := loadDockerfile(t)
-	all := strings.Join(d.lines, "\n")
-	for _, want := range []string{
-		"apt-get install -y --no-install-recommends busybox-static",
-		"cp /bin/busybox /rootfs/bin/busybox",
-		"for a in $APPLETS; do ln -s busybox /rootfs/bin/$a; done",
-		"CGO_ENABLED=0",
-		"-trimpath",
-		"-s -w",
-	} {
-		if !strings.Contains(all, want) {
-			t.Errorf("Dockerfile lacks %q", want)
-		}
-	}
-	final := strings.Join(d.finalStage(), "\n")
-	for _, want := range []string{
-		"FROM scratch",
-		"COPY --from=tools /rootfs/ /",
-		"COPY --from=build /out/kiln /usr/local/bin/kiln",
-		"COPY examples/argocd/plugin.yaml /home/argocd/cmp-server/config/plugin.yaml",
-		"ENV PATH=/usr/local/bin:/bin",
-		"USER 999:999",
-		`ENTRYPOINT ["/usr/local/bin/kiln"]`,
-		`CMD ["fn"]`,
-	} {
-		if !strings.Contains(final, want) {
-			t.Errorf("the Dockerfile's final stage lacks %q:\n%s", want, final)
-		}
-	}
-	// Every program the discover command runs is an applet of the image.
-	have := map[string]bool{}
-	for _, a := range d.applets {
-		have[a] = true
-	}
-	p := loadPlugin(t)
-	if !have[p.Spec.Discover.Find.Command[0]] {
-		t.Errorf("discover runs %q, which the image lacks (APPLETS %v)", p.Spec.Discover.Find.Command[0], d.applets)
-	}
-	script := strings.Join(p.Spec.Discover.Find.Command[1:], " ")
-	for _, prog := range []string{"find", "grep", "xargs", "head", "sed", "awk", "cut", "sort", "tr"} {
-		if regexp.MustCompile(`(^|[\s|;&(])`+prog+`(\s|$)`).MatchString(script) && !have[prog] {
-			t.Errorf("discover runs %s, which the image lacks (APPLETS %v)", prog, d.applets)
-		}
-	}
-}
-
-// image is the image's root file system rebuilt as the Dockerfile builds it,
-// from the same Debian package (busybox-static) and make build's kiln.
-type image struct {
-	root string
-	run  func(env []string, dir, name string, args ...string) result
-}
-
-// imageEnv is the image's own environment (ENV in the Dockerfile).
-var imageEnv = []string{"PATH=/usr/local/bin:/bin", "HOME=/home/argocd"}
-
-func buildImage(t *testing.T) image {
-	t.Helper()
-	d := loadDockerfile(t)
-	kiln := staticKiln(t)
-	bb := requireTool(t, "busybox")
-	if !isStaticELF(bb) {
-		// In CI this must be the image's busybox: Debian's busybox-static.
-		if inCI() {
-			t.Fatalf("%s is not statically linked; install Debian's busybox-static (apt-get install busybox-static)", bb)
-		}
-		t.Skipf("%s is not statically linked; install Debian's busybox-static (apt-get install busybox-static), as the image does", bb)
-	}
-	root := t.TempDir()
-	copyFile(t, bb, filepath.Join(root, "bin", "busybox"), 0o755)
-	for _, a := range d.applets {
-		if err := os.Symlink("busybox", filepath.Join(root, "bin", a)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyFile(t, kiln, filepath.Join(root, "usr", "local", "bin", "kiln"), 0o755)
-	copyFile(t, filepath.Join(repoRoot, "examples/argocd/plugin.yaml"), filepath.Join(root, "home/argocd/cmp-server/config/plugin.yaml"), 0o644)
-	for _, dir := range []string{"tmp", "home/argocd"} {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A container runtime gives every container /dev/null; so does this
-	// root when the test may create device nodes.
-	if err := os.MkdirAll(filepath.Join(root, "dev"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mknod(filepath.Join(root, "dev/null"), syscall.S_IFCHR|0o666, 1<<8|3 /* makedev(1, 3) */); err != nil {
-		t.Logf("no /dev/null in the image root: %v", err)
-	} else if err := os.Chmod(filepath.Join(root, "dev/null"), 0o666); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("image root %s: busybox %s, applets %v, kiln from make build", root, bb, d.applets)
-	return image{root: root, run: cleanRunner(t, root)}
-}
-
-func isStaticELF(path string) bool {
-	f, err := elf.Open(path)
+	r = c.run(t, testImage, "version")
+	commit, err := exec.Command("git", "-C", repoRoot, "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
-		return false
+		t.Fatal(err)
 	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return false
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "kiln ") || !strings.Contains(r.stdout, "commit "+strings.TrimSpace(string(commit))) || !strings.Contains(r.stdout, "linux/amd64") {
+		t.Errorf("kiln version in the image: exit %d, want the commit %s\n%s%s", r.code, commit, r.stdout, r.stderr)
+	}
+	if cfg.Labels["org.opencontainers.image.revision"] != strings.TrimSpace(string(commit)) {
+		t.Errorf("label org.opencontainers.image.revision = %q, want %s", cfg.Labels["org.opencontainers.image.revision"], commit)
+	}
+	t.Logf("kiln version in the image:\n%s", r.stdout)
+
+	// Only kiln, busybox and its applets; the root file system's programs
+	// are what the Dockerfile says.
+	r = c.run(t, "--entrypoint", "sh", testImage, "-c", "ls /bin /usr/local/bin; ls -ld /tmp /home/argocd; id")
+	for _, want := range []string{"busybox", "find", "grep", "sh", "kiln", "drwxrwxrwt", "argocd", "uid=999(argocd) gid=999(argocd)"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("inside the image (exit %d) no %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
 	}
-	return true
 }
 
-// TestArgoCDDiscoverInImage runs plugin.yaml's discover command as Argo
-// CD's CMP server does (in the app directory, with the sidecar's
-// environment) inside the image: busybox's sh, find and grep. Argo CD's
+// TestImageReproducible builds the image again from the same commit and
+// wants the same image ID: every timestamp is the commit's time.
+func TestImageReproducible(t *testing.T) {
+	c := requireImage(t)
+	dir := t.TempDir()
+	build := exec.Command("make", "image", "IMAGE=localhost/kiln:e2e-again", "IMAGE_DIR="+dir, "BUSYBOX="+mustLook(t, "busybox"), "IMAGE_ARCH=amd64")
+	build.Dir = repoRoot
+	build.Env = c.env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make image: %v\n%s", err, out)
+	}
+	r := runIn(t, repoRoot, c.env, c.podman, "image", "inspect", "--format", "{{.Id}}", "localhost/kiln:e2e-again")
+	if id := strings.TrimSpace(r.stdout); id != c.id {
+		t.Errorf("second build: image id %s, first %s", id, c.id)
+	}
+	runIn(t, repoRoot, c.env, c.podman, "rmi", "localhost/kiln:e2e-again")
+}
+
+func mustLook(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImageLintsExamples runs kiln lint in the image on the examples,
+// mounted read-only, as uid 999 with a read-only root file system: the
+// result is the host binary's, and a privileged Deployment still fails.
+func TestImageLintsExamples(t *testing.T) {
+	c := requireImage(t)
+	examples := filepath.Join(repoRoot, "examples")
+	want := runIn(t, examples, nil, kilnBin, "lint", "-f", "json", ".")
+	r := c.run(t, "--user", "999:999", "--read-only", "-v", examples+":/src:ro", "-w", "/src", testImage, "lint", "-f", "json", ".")
+	if r.code != 0 || want.code != 0 {
+		t.Fatalf("kiln lint examples: exit %d in the image, %d on the host\n%s", r.code, want.code, r.stderr)
+	}
+	if r.stdout != want.stdout {
+		t.Errorf("the image's report differs from the host's:\n%s\nhost:\n%s", r.stdout, want.stdout)
+	}
+	bad := writeTree(t, map[string]string{"rogue.yaml": badDeployment})
+	r = c.run(t, "--user", "999:999", "--read-only", "-v", bad+":/src:ro", "-w", "/src", testImage, "lint", ".")
+	if r.code != 1 || !strings.Contains(r.stdout, "psa/privileged") {
+		t.Errorf("kiln lint of a privileged Deployment in the image: exit %d, want 1 with psa/privileged\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// containerFunction is a Lint functionConfig that runs the image as a KRM
+// function in its container form.
+func containerFunction(spec string) string {
+	return strings.Replace(lintFunction(spec), "      exec:\n        path: kiln\n        args: [fn]\n", "      container:\n        image: "+testImage+"\n", 1)
+}
+
+// TestImageKRMFunction runs the image as kustomize runs a KRM function in
+// its container form (kustomize build --enable-alpha-plugins: docker run
+// --user nobody --network none …, here podman through a docker shim on
+// PATH): kiln fn as validator and as generator.
+func TestImageKRMFunction(t *testing.T) {
+	c := requireImage(t)
+	kustomize := requireKustomize(t)
+	appContainer := strings.Replace(appFunction, "      exec:\n        path: kiln\n        args: [fn]\n", "      container:\n        image: "+testImage+"\n", 1)
+	for _, tt := range []struct {
+		name      string
+		files     map[string]string
+		fail      bool
+		stderr    string
+		wantKinds []string
+	}{
+		{"error finding stops the build", map[string]string{
+			"kustomization.yaml": "resources: [good.yaml, bad.yaml]\ntransformers: [lint.yaml]\n",
+			"good.yaml":          goodDeployment, "bad.yaml": badDeployment, "lint.yaml": containerFunction(""),
+		}, true, "psa/privileged", nil},
+		{"clean build passes unchanged", map[string]string{
+			"kustomization.yaml": "resources: [good.yaml]\ntransformers: [lint.yaml]\n",
+			"good.yaml":          goodDeployment, "lint.yaml": containerFunction("kubeVersion: \"1.31\""),
+		}, false, "", []string{"Deployment/shop/worker"}},
+		{"generator compiles an App spec", map[string]string{
+			"kustomization.yaml": "generators: [app.yaml]\n",
+			"app.yaml":           appContainer,
+		}, false, "", []string{"Deployment/shop/web", "Service/shop/web"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, tt.files)
+			r := runIn(t, dir, c.env, kustomize, "build", "--enable-alpha-plugins", ".")
+			t.Logf("kustomize build --enable-alpha-plugins (function %s) → exit %d", testImage, r.code)
+			if (r.code != 0) != tt.fail {
+				t.Fatalf("exit %d, want failure=%v\nstdout:\n%s\nstderr:\n%s", r.code, tt.fail, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stderr, tt.stderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.stderr, r.stderr)
+			}
+			if !tt.fail {
+				if got := strings.Join(objectsOf(t, r.stdout), " "); got != strings.Join(tt.wantKinds, " ") {
+					t.Errorf("objects %s, want %s", got, strings.Join(tt.wantKinds, " "))
+				}
+			}
+		})
+	}
+}
+
+// cmpRun runs a plugin.yaml command in the image as Argo CD's CMP server
+// runs it in the kiln sidecar: as uid 999 with a read-only root file system
+// (repo-server-patch.yaml's securityContext), in the app's directory of the
+// repository the server unpacked under /tmp/_cmp_server, with the sidecar's
+// environment plus the build environment, nothing else.
+func (c *containers) cmpRun(t *testing.T, repo, appPath string, env []string, command []string) result {
+	t.Helper()
+	args := []string{"--user", "999:999", "--read-only", "-v", repo + ":/tmp/_cmp_server/repo:ro", "-w", "/tmp/_cmp_server/repo/" + appPath}
+	for _, kv := range env {
+		args = append(args, "-e", kv)
+	}
+	args = append(args, "--entrypoint", command[0], testImage)
+	return c.run(t, append(args, command[1:]...)...)
+}
+
+// cmpImageEnv is cmpEnv (the Argo CD build environment) with the image's
+// PATH and HOME instead of the host's.
+func cmpImageEnv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	var env []string
+	for _, kv := range cmpEnv(t, extra...) {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "PATH", "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "TMPDIR":
+		default:
+			env = append(env, kv)
+		}
+	}
+	return append(env, "PATH=/usr/local/bin:/bin", "HOME=/home/argocd")
+}
+
+// TestArgoCDDiscoverInImage runs plugin.yaml's discover command in the
+// image as the CMP server does (busybox's sh, find and grep). Argo CD's
 // contract: a match is exit 0 with output on stdout; anything else is no match.
 func TestArgoCDDiscoverInImage(t *testing.T) {
-	img := buildImage(t)
+	c := requireImage(t)
 	p := loadPlugin(t)
 	const spec = "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: x}\n"
-	writeFiles(t, filepath.Join(img.root, "tmp/repo"), map[string]string{
+	repo := writeTree(t, map[string]string{
 		"apps/shop/app.yaml":                spec,
 		"apps/shop/cm.yaml":                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
 		"apps/nested/base dir/my app.yml":   "apiVersion: \"kiln.dev/v1alpha1\"\nkind: 'App' # a spec\nmetadata: {name: x}\n",
@@ -232,7 +252,7 @@ func TestArgoCDDiscoverInImage(t *testing.T) {
 		{"apps/notyaml", false},
 		{"apps/empty", false},
 	} {
-		r := img.run(cmpImageEnv(t), "/tmp/repo/"+tt.dir, p.Spec.Discover.Find.Command[0], p.Spec.Discover.Find.Command[1:]...)
+		r := c.cmpRun(t, repo, tt.dir, cmpImageEnv(t), p.Spec.Discover.Find.Command)
 		matched := r.code == 0 && strings.TrimSpace(r.stdout) != ""
 		if matched != tt.match {
 			t.Errorf("discover in %s: exit %d stdout %q stderr %q, want match=%v", tt.dir, r.code, r.stdout, r.stderr, tt.match)
@@ -246,31 +266,16 @@ func TestArgoCDDiscoverInImage(t *testing.T) {
 	}
 }
 
-// cmpImageEnv is cmpEnv (the Argo CD build environment) with the image's
-// PATH and HOME instead of the host's.
-func cmpImageEnv(t *testing.T, extra ...string) []string {
-	t.Helper()
-	var env []string
-	for _, kv := range cmpEnv(t, extra...) {
-		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "HOME=") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, imageEnv...)
-}
-
 // TestArgoCDGenerateInImage runs plugin.yaml's generate command in the
 // image with the environment Argo CD's CMP server sets for an Application
 // with plugin parameters: ARGOCD_APP_PARAMETERS (JSON) and the PARAM_*
 // variables, ARGOCD_ENV_* for spec.source.plugin.env, the ARGOCD_APP_* build
-// environment, KUBE_VERSION and KUBE_API_VERSIONS.
+// environment, KUBE_VERSION and KUBE_API_VERSIONS. The compiled objects come
+// with their sync waves.
 func TestArgoCDGenerateInImage(t *testing.T) {
-	img := buildImage(t)
+	c := requireImage(t)
 	p := loadPlugin(t)
-	_, app := argoRepo(t, nil)
-	if err := os.CopyFS(filepath.Join(img.root, "tmp/repo/apps/shop"), os.DirFS(app)); err != nil {
-		t.Fatal(err)
-	}
+	repo, _ := argoRepo(t, nil)
 	params, _ := json.Marshal([]map[string]any{
 		{"name": "fail-on", "string": "error"},
 		{"name": "psa-version", "string": "v1.31"},
@@ -278,7 +283,7 @@ func TestArgoCDGenerateInImage(t *testing.T) {
 	})
 	env := cmpImageEnv(t, "ARGOCD_ENV_KILN_PSA_LEVEL=restricted", "ARGOCD_APP_PARAMETERS="+string(params),
 		"PARAM_FAIL_ON=error", "PARAM_PSA_VERSION=v1.31")
-	r := img.run(env, "/tmp/repo/apps/shop", p.Spec.Generate.Command[0], append(p.Spec.Generate.Command[1:], p.Spec.Generate.Args...)...)
+	r := c.cmpRun(t, repo, "apps/shop", env, append(p.Spec.Generate.Command, p.Spec.Generate.Args...))
 	if r.code != 0 {
 		t.Fatalf("generate: exit %d\nstderr:\n%s", r.code, r.stderr)
 	}
@@ -286,62 +291,32 @@ func TestArgoCDGenerateInImage(t *testing.T) {
 	if len(errs) > 0 || len(objs) != 3 {
 		t.Fatalf("stdout is not the app's three objects (%v):\n%s", errs, r.stdout)
 	}
+	waves := map[string]string{}
+	for _, o := range objs {
+		waves[o.Kind+"/"+o.Name] = o.Annotations["argocd.argoproj.io/sync-wave"]
+	}
+	if want := map[string]string{"ConfigMap/settings": "", "Service/web": "-1", "Deployment/web": "0"}; !equalMaps(waves, want) {
+		t.Errorf("sync waves %v, want %v (compiled objects only)", waves, want)
+	}
 	// A finding fails the sync: exit 1, nothing on stdout.
-	writeFiles(t, filepath.Join(img.root, "tmp/repo/apps/shop"), map[string]string{"rogue.yaml": badDeployment})
-	r = img.run(env, "/tmp/repo/apps/shop", p.Spec.Generate.Command[0], p.Spec.Generate.Command[1:]...)
+	writeFiles(t, filepath.Join(repo, "apps/shop"), map[string]string{"rogue.yaml": badDeployment})
+	r = c.cmpRun(t, repo, "apps/shop", env, p.Spec.Generate.Command)
 	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "psa/privileged") {
 		t.Errorf("generate with a privileged Deployment: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
-}
-
-// TestArgoCDParametersAnnouncement checks plugin.yaml's parameters against
-// Argo CD's CMP v2 contract for static parameter announcements: each has a
-// unique name, only the documented fields, a collectionType of string, array
-// or map (empty means string) and a default, if any, in the field of that type.
-func TestArgoCDParametersAnnouncement(t *testing.T) {
-	var doc struct {
-		Spec struct {
-			Parameters struct {
-				Static []map[string]any `yaml:"static"`
-			} `yaml:"parameters"`
-		} `yaml:"spec"`
-	}
-	if err := yaml.Unmarshal([]byte(readFile(t, filepath.Join(repoRoot, "examples/argocd/plugin.yaml"))), &doc); err != nil {
+	if err := os.Remove(filepath.Join(repo, "apps/shop/rogue.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	fields := map[string]bool{"name": true, "title": true, "tooltip": true, "required": true, "itemType": true,
-		"collectionType": true, "string": true, "array": true, "map": true}
-	seen := map[string]bool{}
-	if len(doc.Spec.Parameters.Static) == 0 {
-		t.Fatal("plugin.yaml announces no parameters")
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	for _, p := range doc.Spec.Parameters.Static {
-		name, _ := p["name"].(string)
-		if name == "" || seen[name] {
-			t.Errorf("parameter %v: empty or repeated name", p)
-		}
-		seen[name] = true
-		for k := range p {
-			if !fields[k] {
-				t.Errorf("parameter %q has field %q, which Argo CD does not define", name, k)
-			}
-		}
-		ct, _ := p["collectionType"].(string)
-		if ct == "" {
-			ct = "string"
-		}
-		switch ct {
-		case "string", "array", "map":
-		default:
-			t.Errorf("parameter %q: collectionType %q, want string, array or map", name, ct)
-		}
-		for _, other := range []string{"string", "array", "map"} {
-			if _, ok := p[other]; ok && other != ct {
-				t.Errorf("parameter %q of collectionType %s has a default in %q", name, ct, other)
-			}
-		}
-		if title, _ := p["title"].(string); title == "" {
-			t.Errorf("parameter %q has no title (the UI shows it)", name)
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
 		}
 	}
+	return true
 }

@@ -86,6 +86,8 @@ var installHints = map[string]string{
 	"kustomize":  "go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.1",
 	"pre-commit": "apt-get install pre-commit (or pipx install pre-commit)",
 	"busybox":    "apt-get install busybox-static (the image's own busybox)",
+	"podman":     "apt-get install podman runc (the image tests build and run the image with them)",
+	"runc":       "apt-get install runc",
 	"curl":       "apt-get install curl",
 	"make":       "apt-get install make",
 	"git":        "apt-get install git",

@@ -18,6 +18,8 @@ type BuildOptions struct {
 	OutDir string
 	// NoLint skips the lint of the compiled objects.
 	NoLint bool
+	// SyncWaves annotates the compiled objects with Argo CD sync waves.
+	SyncWaves bool
 }
 
 // Built is what a build made.
@@ -57,6 +59,11 @@ func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
 		return nil, err
 	}
 	x := compiler.Expand(set.Objects())
+	if o.SyncWaves {
+		if err := x.AddSyncWaves(); err != nil {
+			return nil, inputErrors([]error{err})
+		}
+	}
 	if err := inputErrors(append(x.Errors, compiler.OutputOrder(x.Compiled)...)); err != nil {
 		return nil, err
 	}

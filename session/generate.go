@@ -25,7 +25,8 @@ type Generated struct {
 // through the plain manifests of an app directory (what kiln lint would
 // read, less hidden files and kustomization files), gives the objects
 // without a namespace the run's (Settings.Namespace), and judges them.
-func (s *Session) Generate(dir string) (*Generated, error) {
+// With syncWaves the compiled objects carry Argo CD sync waves.
+func (s *Session) Generate(dir string, syncWaves bool) (*Generated, error) {
 	files, errs := appFiles(dir)
 	if err := inputErrors(errs); err != nil {
 		return nil, err
@@ -36,6 +37,11 @@ func (s *Session) Generate(dir string) (*Generated, error) {
 		return nil, err
 	}
 	x := compiler.Expand(objs)
+	if syncWaves {
+		if err := x.AddSyncWaves(); err != nil {
+			return nil, inputErrors([]error{err})
+		}
+	}
 	if err := inputErrors(append(set.Errors(), x.Errors...)); err != nil {
 		return nil, err
 	}

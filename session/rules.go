@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"github.com/kilnhq/kiln/internal/vapcompat"
 	"sort"
 	"strings"
 
@@ -98,6 +99,13 @@ func ExportPolicies(o ExportOptions) ([]byte, error) {
 			return nil, fmt.Errorf("--kube-version %s is outside the range kiln knows (%s to %s)", v, manifest.OldestKube, manifest.LatestKube)
 		}
 		opts.KubeVersion = v
+	}
+	var objs []*manifest.Object
+	for _, p := range policies.All() {
+		objs = append(objs, p.Object)
+	}
+	if err := vapcompat.Refuse(opts.KubeVersion, objs); err != nil {
+		return nil, fmt.Errorf("--kube-version %s: %v", opts.KubeVersion, err)
 	}
 	return policies.Export(opts)
 }

@@ -17,7 +17,8 @@ func newArgoCDCmd(e *env) *cobra.Command {
 }
 
 func newArgoCDGenerateCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var noSyncWaves bool
+	cmd := &cobra.Command{
 		Use:   "generate [DIR]",
 		Short: "CMP v2 generate: build the app in the current directory, lint it, print the YAML stream",
 		Long:  helpText("argocd-generate"),
@@ -27,13 +28,15 @@ func newArgoCDGenerateCmd(e *env) *cobra.Command {
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			return argoGenerate(e, dir, os.LookupEnv, os.Environ())
+			return argoGenerate(e, dir, os.LookupEnv, os.Environ(), !noSyncWaves)
 		},
 	}
+	cmd.Flags().BoolVar(&noSyncWaves, "no-sync-waves", false, "do not annotate compiled objects with Argo CD sync waves")
+	return cmd
 }
 
 // argoGenerate is kiln argocd generate with its environment passed in.
-func argoGenerate(e *env, dir string, getenv func(string) (string, bool), environ []string) error {
+func argoGenerate(e *env, dir string, getenv func(string) (string, bool), environ []string, syncWaves bool) error {
 	given, notes, err := settings.FromArgo(getenv, environ)
 	if err != nil {
 		return err
@@ -45,7 +48,7 @@ func argoGenerate(e *env, dir string, getenv func(string) (string, bool), enviro
 	if err != nil {
 		return err
 	}
-	g, err := s.Generate(dir)
+	g, err := s.Generate(dir, syncWaves)
 	if err != nil {
 		return err
 	}

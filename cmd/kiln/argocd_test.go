@@ -88,7 +88,7 @@ func runArgo(t *testing.T, dir string, vars fakeEnv) (code int, stdout, stderr s
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader("")}
-	err := argoGenerate(e, dir, vars.lookup, vars.environ())
+	err := argoGenerate(e, dir, vars.lookup, vars.environ(), true)
 	code = exitOK
 	if err != nil {
 		code = exitInput
@@ -199,7 +199,7 @@ func BenchmarkArgoGenerate(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		var out, errb bytes.Buffer
 		e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader("")}
-		if err := argoGenerate(e, dir, vars.lookup, vars.environ()); err != nil {
+		if err := argoGenerate(e, dir, vars.lookup, vars.environ(), true); err != nil {
 			b.Fatalf("%v\n%s", err, errb.String())
 		}
 	}
