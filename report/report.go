@@ -1,6 +1,7 @@
 // Package report renders lint results: text for people, JSON (a stable
-// contract), SARIF 2.1.0 for code scanning, JUnit XML for CI dashboards and
-// GitHub workflow commands for annotations.
+// contract), SARIF 2.1.0 for code scanning, JUnit XML for CI dashboards,
+// GitHub workflow commands for annotations and a Markdown summary for CI
+// job summaries and pull-request comments.
 //
 // Every format is deterministic: it follows the engine's order of findings
 // (file, line, column, rule) and of files (input order).
@@ -9,13 +10,14 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
 
 // Formats are the names accepted by --format.
-var Formats = []string{"text", "json", "sarif", "junit", "github"}
+var Formats = []string{"text", "json", "sarif", "junit", "github", "markdown"}
 
 // Options tune rendering.
 type Options struct {
@@ -88,8 +90,10 @@ func Write(w io.Writer, format string, res *rules.Result, opts Options) error {
 		return writeJUnit(w, res, opts.Inputs)
 	case "github":
 		return writeGitHub(w, res, opts.Inputs)
+	case "markdown":
+		return writeMarkdown(w, res, opts.Inputs)
 	}
-	return fmt.Errorf("unknown format %q: use one of text, json, sarif, junit, github", format)
+	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
 
 // position formats where a finding is, omitting what is unknown; a finding

@@ -38,6 +38,8 @@ func TestGolden(t *testing.T) {
 		{"sarif-empty", "sarif", empty(), Options{}},
 		{"junit-empty", "junit", empty(), Options{}},
 		{"github-empty", "github", empty(), Options{}},
+		{"markdown", "markdown", fixture(), Options{}},
+		{"markdown-empty", "markdown", empty(), Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
