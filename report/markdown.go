@@ -13,11 +13,12 @@ import (
 // Bounds of the Markdown summary, so that it fits a pull-request comment
 // (65,536 characters) and a job summary whatever the run found.
 const (
-	mdTopFindings = 20  // findings listed, errors first
-	mdPerRule     = 3   // findings of one rule listed before those of other rules
-	mdTopRules    = 10  // rules listed, those with the most errors first
-	mdInputErrors = 20  // input errors listed
-	mdMaxText     = 300 // characters of a message or a name, then "…"
+	mdTopFindings = 20   // findings listed, errors first
+	mdPerRule     = 3    // findings of one rule listed before those of other rules
+	mdTopRules    = 10   // rules listed, those with the most errors first
+	mdInputErrors = 20   // input errors listed
+	mdMaxText     = 400  // characters of a message or a name, then "…"
+	mdMaxProblem  = 1000 // characters of an input error (its advice comes last)
 )
 
 // writeMarkdown writes a summary in GitHub-flavoured Markdown for a CI job
@@ -66,7 +67,7 @@ func writeMarkdown(w io.Writer, res *rules.Result, in Inputs) error {
 			if e.Pos.File != "" || e.Pos.Line > 0 {
 				where = mdCode(e.Pos.String())
 			}
-			bw.WriteString("| " + where + " | " + mdText(e.Msg, true) + " |\n")
+			bw.WriteString("| " + where + " | " + mdEscape(shorten(e.Msg, mdMaxProblem), true) + " |\n")
 		}
 		if n := len(errs) - mdInputErrors; n > 0 {
 			bw.WriteString("\n" + plural(n, "more input error") + " (the text format lists them all).\n")
@@ -196,7 +197,12 @@ var mdEscaper = strings.NewReplacer(
 // mdMaxText characters, escaped, its line breaks as <br> in a table cell,
 // else as spaces.
 func mdText(s string, inTable bool) string {
-	s = mdEscaper.Replace(shorten(s))
+	return mdEscape(shorten(s, mdMaxText), inTable)
+}
+
+// mdEscape is mdText without shortening.
+func mdEscape(s string, inTable bool) string {
+	s = mdEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
 	if inTable {
@@ -217,7 +223,7 @@ func mdCode(s string) string {
 	if strings.Contains(s, `\|`) {
 		return mdText(s, true)
 	}
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(shorten(s))
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(shorten(s, mdMaxText))
 	longest, run := 0, 0
 	for _, r := range s {
 		if r == '`' {
@@ -234,11 +240,11 @@ func mdCode(s string) string {
 	return fence + strings.ReplaceAll(s, "|", `\|`) + fence
 }
 
-// shorten cuts s to mdMaxText characters, ending it with "…".
-func shorten(s string) string {
+// shorten cuts s to most characters, ending it with "…".
+func shorten(s string, most int) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= mdMaxText {
+	if utf8.RuneCountInString(s) <= most {
 		return s
 	}
-	return string([]rune(s)[:mdMaxText-1]) + "…"
+	return string([]rune(s)[:most-1]) + "…"
 }

@@ -163,6 +163,12 @@ func TestMarkdownInputErrors(t *testing.T) {
 	if len(ts) != 1 || fmt.Sprint(ts[0]) != fmt.Sprint(want) {
 		t.Errorf("tables %v, want only %v", ts, want)
 	}
+	// An input error's advice comes last: it is cut later than a finding's message.
+	long := strings.Repeat("a", mdMaxText) + " run helm dependency build"
+	in = Inputs{Errors: []error{fmt.Errorf("%s", long)}}
+	if doc := string(render(t, "markdown", &rules.Result{}, Options{Inputs: in})); !strings.Contains(doc, long+" |") {
+		t.Errorf("a long input error is cut:\n%s", doc)
+	}
 	for _, s := range []string{"\nNo findings.\n", "- rendered 1 Helm chart and 0 kustomizations\n"} {
 		if !strings.Contains(doc, s) {
 			t.Errorf("no %q in:\n%s", s, doc)
@@ -201,7 +207,7 @@ func unescapeMarkdown(s string) string {
 // checkMarkdownEscapes states what mdText and mdCode promise for s.
 func checkMarkdownEscapes(t *testing.T, s string) {
 	t.Helper()
-	want := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(shorten(s))
+	want := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(shorten(s, mdMaxText))
 	text := mdText(s, true)
 	if strings.ContainsAny(strings.ReplaceAll(text, "<br>", ""), "<>\n\r") {
 		t.Errorf("mdText(%q) = %q keeps markup or a line break", s, text)
