@@ -74,7 +74,7 @@ func TestActionDefinition(t *testing.T) {
 	if a.Name == "" || a.Runs.Using != "composite" {
 		t.Fatalf("action.yml: name %q, runs.using %q; want a named composite action", a.Name, a.Runs.Using)
 	}
-	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url"} {
+	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url", "step-summary"} {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %q missing", in)
 		} else if a.Inputs[in].Description == "" {
@@ -149,6 +149,7 @@ type actionJob struct {
 	cacheDir  string // the cache store: cacheDir/KEY/PATH
 	ghEnv     string // the GITHUB_ENV and GITHUB_PATH files; the action must leave them empty
 	ghPath    string
+	summary   string   // the GITHUB_STEP_SUMMARY file
 	ran       []string // ids of the steps that ran
 }
 
@@ -158,9 +159,9 @@ func newActionJob(t *testing.T, workspace, ref string, inputs map[string]string)
 	tmp := t.TempDir()
 	j := &actionJob{t: t, a: loadAction(t), inputs: inputs, workspace: workspace, temp: filepath.Join(tmp, "runner-temp"),
 		outputs: map[string]map[string]string{}, cacheDir: filepath.Join(tmp, "cache"),
-		ghEnv: filepath.Join(tmp, "github_env"), ghPath: filepath.Join(tmp, "github_path")}
+		ghEnv: filepath.Join(tmp, "github_env"), ghPath: filepath.Join(tmp, "github_path"), summary: filepath.Join(tmp, "step_summary")}
 	j.github = map[string]string{"action_ref": ref, "action_path": repoRoot, "action_repository": "kilnhq/kiln", "workspace": workspace}
-	for _, f := range []string{j.ghEnv, j.ghPath} {
+	for _, f := range []string{j.ghEnv, j.ghPath, j.summary} {
 		if err := os.WriteFile(f, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +171,7 @@ func newActionJob(t *testing.T, workspace, ref string, inputs map[string]string)
 	}
 	j.env = append(withPath(os.Environ(), binDir), "GITHUB_WORKSPACE="+workspace, "RUNNER_TEMP="+j.temp,
 		"RUNNER_OS=Linux", "RUNNER_ARCH=X64", "GITHUB_SERVER_URL=https://github.invalid",
-		"GITHUB_ENV="+j.ghEnv, "GITHUB_PATH="+j.ghPath)
+		"GITHUB_ENV="+j.ghEnv, "GITHUB_PATH="+j.ghPath, "GITHUB_STEP_SUMMARY="+j.summary)
 	return j
 }
 
@@ -435,6 +436,65 @@ func TestActionLint(t *testing.T) {
 			}
 			if (results == 0) != (tt.results == 0) {
 				t.Errorf("SARIF has %d results, want %d", results, tt.results)
+			}
+		})
+	}
+}
+
+// TestActionStepSummary: the lint step appends kiln's Markdown summary to
+// the job summary (GITHUB_STEP_SUMMARY) whether the step passes or fails,
+// keeps what earlier steps wrote there, leaves the step's exit code and
+// annotations alone, and writes nothing with step-summary: false.
+func TestActionStepSummary(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  map[string]string
+		inputs map[string]string
+		code   int
+		want   []string // in the summary, after what was there
+	}{
+		{name: "errors", code: 1,
+			files:  map[string]string{"deploy/rogue.yaml": badDeployment, "deploy/worker.yaml": goodDeployment},
+			inputs: map[string]string{"paths": "deploy"},
+			want:   []string{"### kiln lint: 5 errors, 0 warnings, 0 infos\n", "| `psa` | 5 | 0 | 0 | 0 |\n", "| error | `psa/privileged` | `deploy/rogue.yaml:17:13` | `Deployment/shop/rogue` |"}},
+		{name: "clean", code: 0,
+			files: map[string]string{"deploy/worker.yaml": goodDeployment}, inputs: map[string]string{"paths": "deploy"},
+			want: []string{"### kiln lint: 0 errors, 0 warnings, 0 infos\n", "\nNo findings.\n"}},
+		{name: "input error", code: 2,
+			files: map[string]string{"deploy/broken.yaml": "kind: [\n"}, inputs: map[string]string{"paths": "deploy"},
+			want: []string{"### kiln lint: 1 input error, ", "#### Input errors\n", "| `deploy/broken.yaml:"}},
+		{name: "off", code: 1,
+			files:  map[string]string{"deploy/rogue.yaml": badDeployment},
+			inputs: map[string]string{"paths": "deploy", "step-summary": "false"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTree(t, tt.files)
+			j := newActionJob(t, dir, "v0.1.0", tt.inputs)
+			j.outputs["install"] = map[string]string{"kiln": kilnBin, "mode": "release"}
+			const earlier = "## an earlier step's summary\n"
+			if err := os.WriteFile(j.summary, []byte(earlier), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := j.runStep("lint")
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d\n%s%s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			if tt.code == 1 && !strings.Contains(r.stdout, "::error file=deploy/rogue.yaml,") {
+				t.Errorf("the annotations are gone:\n%s", r.stdout)
+			}
+			summary := readFile(t, j.summary)
+			added, ok := strings.CutPrefix(summary, earlier)
+			if !ok {
+				t.Fatalf("the job summary lost what was there:\n%s", summary)
+			}
+			if len(tt.want) == 0 && added != "" {
+				t.Errorf("step-summary: false wrote:\n%s", added)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(added, w) {
+					t.Errorf("the job summary lacks %q:\n%s", w, added)
+				}
 			}
 		})
 	}

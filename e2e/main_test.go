@@ -91,6 +91,7 @@ var installHints = map[string]string{
 	"curl":       "apt-get install curl",
 	"make":       "apt-get install make",
 	"git":        "apt-get install git",
+	"chromium":   "apt-get install chromium (Debian's; the HTML report's browser test)",
 }
 
 // goBinDir is where `go install` puts tools ($GOBIN or $GOPATH/bin).

@@ -1,6 +1,10 @@
 package report
 
 import (
+	"io"
+	"os"
+	"path/filepath"
+
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -87,6 +91,12 @@ func fixture() *rules.Result {
 	}
 	res.Summary = summarize(res)
 	return res
+}
+
+// fixtureSource opens the fixture's files from testdata/source (where
+// policyFile is missing, as if deleted since the run).
+func fixtureSource(name string) (io.ReadCloser, error) {
+	return os.Open(filepath.Join("testdata", "source", name))
 }
 
 func pos(file string, line, col int) manifest.Position {

@@ -1,6 +1,7 @@
 // Package report renders lint results: text for people, JSON (a stable
-// contract), SARIF 2.1.0 for code scanning, JUnit XML for CI dashboards and
-// GitHub workflow commands for annotations.
+// contract), SARIF 2.1.0 for code scanning, JUnit XML for CI dashboards,
+// GitHub workflow commands for annotations, a Markdown summary for CI job
+// summaries and pull-request comments, and one self-contained HTML page.
 //
 // Every format is deterministic: it follows the engine's order of findings
 // (file, line, column, rule) and of files (input order).
@@ -18,7 +19,7 @@ import (
 )
 
 // Formats are the names accepted by --format.
-var Formats = []string{"text", "json", "sarif", "junit", "github"}
+var Formats = []string{"text", "json", "sarif", "junit", "github", "markdown", "html"}
 
 // CheckFormat refuses a --format that no report writes.
 func CheckFormat(format string) error {
@@ -42,6 +43,10 @@ type Options struct {
 	ToolVersion string
 	// Inputs is what the run read beside its findings.
 	Inputs Inputs
+	// OpenSource opens a file findings point at, for the source lines the
+	// html format shows around each; nil opens it on the file system
+	// (relative paths from the working directory, as kiln names them).
+	OpenSource func(name string) (io.ReadCloser, error)
 }
 
 // Inputs describes a run's inputs: the problems reading them (each format
@@ -99,6 +104,10 @@ func Write(w io.Writer, format string, res *rules.Result, opts Options) error {
 		return writeJUnit(w, res, opts.Inputs)
 	case "github":
 		return writeGitHub(w, res, opts.Inputs)
+	case "markdown":
+		return writeMarkdown(w, res, opts.Inputs)
+	case "html":
+		return writeHTML(w, res, opts)
 	}
 	return fmt.Errorf("unknown format %q: use one of %s", format, strings.Join(Formats, ", "))
 }

@@ -38,6 +38,10 @@ func TestGolden(t *testing.T) {
 		{"sarif-empty", "sarif", empty(), Options{}},
 		{"junit-empty", "junit", empty(), Options{}},
 		{"github-empty", "github", empty(), Options{}},
+		{"markdown", "markdown", fixture(), Options{}},
+		{"markdown-empty", "markdown", empty(), Options{}},
+		{"html", "html", fixture(), Options{ToolVersion: "v0.1.0", OpenSource: fixtureSource}},
+		{"html-empty", "html", empty(), Options{OpenSource: fixtureSource}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -161,8 +161,18 @@ func groupByObject(fs []rules.Finding) []rules.Finding {
 // writeInputsText says in a line each what was rendered, what was skipped
 // and why (every skipped file with ListSkipped), and the config used.
 func writeInputsText(bw *bufio.Writer, in Inputs) {
+	for _, line := range inputLines(in, true) {
+		bw.WriteString(line + "\n")
+	}
+}
+
+// inputLines says what was rendered, what was skipped (counted by reason;
+// for the text format, each file with ListSkipped, else how to list them),
+// what was read for context and the config.
+func inputLines(in Inputs, text bool) []string {
+	var lines []string
 	if in.Charts+in.Kustomizations > 0 {
-		bw.WriteString("rendered " + plural.Count(in.Charts, "Helm chart") + " and " + plural.Count(in.Kustomizations, "kustomization") + "\n")
+		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+" and "+plural.Count(in.Kustomizations, "kustomization"))
 	}
 	if n := len(in.Skipped); n > 0 {
 		reasons := map[string]int{}
@@ -179,26 +189,27 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 			parts[i] = strconv.Itoa(reasons[r]) + " " + r
 		}
 		line := "skipped " + plural.Count(n, "file") + " not linted: " + strings.Join(parts, "; ")
-		if !in.ListSkipped {
+		if text && !in.ListSkipped {
 			line += " (--list-skipped lists them)"
 		}
-		bw.WriteString(line + "\n")
-		if in.ListSkipped {
+		lines = append(lines, line)
+		if text && in.ListSkipped {
 			for _, s := range in.Skipped {
 				line := "  " + s.Pos.String() + "  " + s.Reason
 				if s.Detail != "" {
 					line += ": " + s.Detail
 				}
-				bw.WriteString(line + "\n")
+				lines = append(lines, line)
 			}
 		}
 	}
 	if in.ContextFiles > 0 {
-		bw.WriteString("context: Namespaces, policies, params, CRDs and StorageClasses of " + plural.Count(in.ContextFiles, "other file") + " of the repository (--repo-context)\n")
+		lines = append(lines, "context: Namespaces, policies, params, CRDs and StorageClasses of "+plural.Count(in.ContextFiles, "other file")+" of the repository (--repo-context)")
 	}
 	if in.Config != "" {
-		bw.WriteString("config: " + in.Config + "\n")
+		lines = append(lines, "config: "+in.Config)
 	}
+	return lines
 }
 
 // indentLines keeps a multi-line message readable under its finding line.
