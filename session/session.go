@@ -11,6 +11,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
@@ -127,10 +128,22 @@ func inputErrors(errs []error) error {
 	return InputErrors(errs)
 }
 
-// AsInputErrors returns the input errors err carries, if it is an
-// InputErrors.
-func AsInputErrors(err error) (InputErrors, bool) {
+// ExitCode is the exit code of a run that ended with err, one of the
+// session's (0 for nil, 1 for ErrFindings, 2 for InputErrors, whose lines it
+// writes to w sorted), and false for an error the session did not make.
+func ExitCode(err error, w io.Writer) (int, bool) {
 	var ie InputErrors
-	ok := errors.As(err, &ie)
-	return ie, ok
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, ErrFindings):
+		return 1, true
+	case errors.As(err, &ie):
+		manifest.SortErrors(ie)
+		for _, e := range ie {
+			fmt.Fprintln(w, e)
+		}
+		return 2, true
+	}
+	return 0, false
 }

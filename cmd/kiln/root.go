@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/kilnhq/kiln/internal/buildinfo"
-	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/session"
 	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
@@ -75,9 +74,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(e)
 	root.SetArgs(args)
 	err := root.Execute()
-	if err == nil {
-		return exitOK
-	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
@@ -85,15 +81,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return ee.code
 	}
-	if errors.Is(err, session.ErrFindings) {
-		return exitFindings
-	}
-	if errs, ok := session.AsInputErrors(err); ok {
-		manifest.SortErrors(errs)
-		for _, err := range errs {
-			fmt.Fprintln(stderr, err)
-		}
-		return exitInput
+	if code, ok := session.ExitCode(err, stderr); ok {
+		return code
 	}
 	// Every other error is a usage or input error: the session's, and
 	// cobra's own (unknown flag, unknown command).
