@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // SyncWaveAnnotation orders an Argo CD sync: Argo CD applies the lowest wave,
@@ -72,12 +72,12 @@ func withSyncWave(o *manifest.Object) (*manifest.Object, error) {
 		return nil, fmt.Errorf("%s: kiln has no Argo CD sync wave for kind %s", o.Pos(), o.Kind)
 	}
 	root := o.Node()
-	md := mappingValue(root, "metadata")
+	md := yamlnode.Value(root, "metadata")
 	if md == nil {
 		return nil, fmt.Errorf("%s: compiled %s has no metadata", o.Pos(), o.Kind)
 	}
 	p := pos{md.Line, md.Column}
-	ann := mappingValue(md, "annotations")
+	ann := yamlnode.Value(md, "annotations")
 	if ann == nil {
 		ann = mapping(p)
 		add(md, field{"annotations", ann})
@@ -87,17 +87,4 @@ func withSyncWave(o *manifest.Object) (*manifest.Object, error) {
 	entry := appendField(nil, field{SyncWaveAnnotation, str(p, strconv.Itoa(wave))})
 	ann.Content = append(ann.Content[:2*i], append(entry, ann.Content[2*i:]...)...)
 	return manifest.NewObject(o.File, o.Doc, o.Item, root)
-}
-
-// mappingValue returns the value of key in mapping node m (nil if absent).
-func mappingValue(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }
