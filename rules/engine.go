@@ -33,6 +33,10 @@ type Engine struct {
 	// context (Pass.Given): the caller reads each file once, whichever
 	// checkers ask. Nil: none.
 	Given func(Context) ([]*manifest.Object, []error)
+	// Judges, when set, says which objects the run judges (kiln lint
+	// --shard): the others are context only (read in the first pass as
+	// every run reads it), neither judged nor counted. Nil: all of them.
+	Judges func(*manifest.Object) bool
 }
 
 // Batch is objects of one input file or rendered unit, judged together:
@@ -229,6 +233,12 @@ func (r *run) judge(b Batch, active []Judge) {
 	}
 	one := func(i int) {
 		o := b.Objects[i]
+		if r.e.Judges != nil && !r.e.Judges(o) {
+			if r.e.DropContent {
+				o.DropContent()
+			}
+			return
+		}
 		for _, j := range active {
 			j(o)
 		}
