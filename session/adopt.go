@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kilnhq/kiln/baseline"
 	"github.com/kilnhq/kiln/discover"
@@ -16,17 +19,30 @@ import (
 // shardID is what places an object, or a finding on it, in a shard: the
 // object's group, kind, namespace and name (so that the copies of one
 // object, which rules relate, are in one shard whatever their version), or
-// the file for a finding on no object and an object with no name.
+// the file for a finding on no object and an object with no name. The
+// objects of a kind Kubernetes does not build in (custom resources) are in
+// one shard, their kind's: what is said once per kind (no CRD in the
+// input, no policy can match it) is said of the kind's first object and
+// so needs all of them.
 func shardID(ref manifest.Ref, file string) string {
+	if ref.Kind == "" {
+		return file
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return file
+	}
+	if _, ok := builtinKinds().Lookup(gv.WithKind(ref.Kind)); !ok {
+		return gv.Group + "/" + ref.Kind
+	}
 	if ref.Name == "" {
 		return file
 	}
-	group, _, _ := strings.Cut(ref.APIVersion, "/")
-	if !strings.Contains(ref.APIVersion, "/") {
-		group = ""
-	}
-	return group + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name
+	return gv.Group + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name
 }
+
+// builtinKinds is the table of built-in kinds, read once.
+var builtinKinds = sync.OnceValue(manifest.BuiltinKinds)
 
 // shard keeps of a lint what belongs to the run's shard: the findings on
 // its objects (the engine judged only those), and of what belongs to a
