@@ -60,7 +60,12 @@ type Keyer struct {
 
 // Of is the key of f.
 func (k Keyer) Of(f rules.Finding) Key {
-	key := Key{Rule: f.Rule, Object: f.Object, Field: f.Field, Message: Normalize(f.Message)}
+	msg := f.Message
+	if k.Root != "" {
+		// Other files a message names, as the run names them: under the root.
+		msg = strings.ReplaceAll(msg, k.Root+string(filepath.Separator), "")
+	}
+	key := Key{Rule: f.Rule, Object: f.Object, Field: f.Field, Message: Normalize(msg)}
 	if f.Object.Kind == "" || f.Object.Name == "" || k.Plain == nil || !k.Plain(f.Pos.File) {
 		key.Source = k.rel(f.Pos.File)
 	}
