@@ -74,7 +74,7 @@ func TestActionDefinition(t *testing.T) {
 	if a.Name == "" || a.Runs.Using != "composite" {
 		t.Fatalf("action.yml: name %q, runs.using %q; want a named composite action", a.Name, a.Runs.Using)
 	}
-	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url", "step-summary"} {
+	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url", "step-summary", "baseline", "new-from-rev", "shard"} {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %q missing", in)
 		} else if a.Inputs[in].Description == "" {
@@ -160,7 +160,8 @@ func newActionJob(t *testing.T, workspace, ref string, inputs map[string]string)
 	j := &actionJob{t: t, a: loadAction(t), inputs: inputs, workspace: workspace, temp: filepath.Join(tmp, "runner-temp"),
 		outputs: map[string]map[string]string{}, cacheDir: filepath.Join(tmp, "cache"),
 		ghEnv: filepath.Join(tmp, "github_env"), ghPath: filepath.Join(tmp, "github_path"), summary: filepath.Join(tmp, "step_summary")}
-	j.github = map[string]string{"action_ref": ref, "action_path": repoRoot, "action_repository": "kilnhq/kiln", "workspace": workspace}
+	j.github = map[string]string{"action_ref": ref, "action_path": repoRoot, "action_repository": "kilnhq/kiln", "workspace": workspace,
+		"event.pull_request.base.sha": ""} // not a pull request
 	for _, f := range []string{j.ghEnv, j.ghPath, j.summary} {
 		if err := os.WriteFile(f, nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -175,7 +176,7 @@ func newActionJob(t *testing.T, workspace, ref string, inputs map[string]string)
 	return j
 }
 
-var exprRE = regexp.MustCompile(`^\$\{\{ ([a-z_]+)\.([a-z_-]+)(?:\.outputs\.([a-z_-]+))? \}\}$`)
+var exprRE = regexp.MustCompile(`^\$\{\{ ([a-z_]+)\.([a-z_.-]+?)(?:\.outputs\.([a-z_-]+))? \}\}$`)
 
 // expr resolves a value that is one ${{ … }} expression (or none).
 func (j *actionJob) expr(v string) string {
@@ -197,7 +198,7 @@ func (j *actionJob) expr(v string) string {
 			return given
 		}
 		if in.Default != nil {
-			return *in.Default
+			return j.expr(*in.Default) // a default may be an expression (new-from-rev's)
 		}
 		return ""
 	case "github":

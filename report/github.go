@@ -21,7 +21,7 @@ func writeGitHub(w io.Writer, res *rules.Result, in Inputs) error {
 		bw.WriteString(githubCommand(rules.Finding{Rule: "kiln/input", Severity: rules.Error, Message: e.Msg, Pos: e.Pos}) + "\n")
 	}
 	err := res.Each(func(f rules.Finding) error {
-		if f.Suppressed == nil {
+		if f.Suppressed == nil && !f.Baselined { // a baselined finding is not this change's
 			_, err := bw.WriteString(githubCommand(f) + "\n")
 			return err
 		}
@@ -29,6 +29,9 @@ func writeGitHub(w io.Writer, res *rules.Result, in Inputs) error {
 	})
 	if err != nil {
 		return err
+	}
+	if note := FixedNote(in.BaselineFixed); note != "" {
+		bw.WriteString("kiln: " + note + "\n")
 	}
 	bw.WriteString("kiln: " + summaryLine(res.Summary, in) + "\n")
 	return bw.Flush()

@@ -120,10 +120,10 @@ func writeHTML(w io.Writer, res *rules.Result, opts Options) error {
 	fixable := 0
 	err := res.Each(func(f rules.Finding) error {
 		t.add(f)
-		if f.AssumedNamespace != "" && f.Suppressed == nil {
+		if f.AssumedNamespace != "" && f.Suppressed == nil && !f.Baselined {
 			assumed[f.AssumedNamespace] = true
 		}
-		if f.Fix != nil && f.Suppressed == nil {
+		if f.Fix != nil && f.Suppressed == nil && !f.Baselined {
 			fixable++
 		}
 		i, ok := index[f.Pos.File]
@@ -147,7 +147,7 @@ func writeHTML(w io.Writer, res *rules.Result, opts Options) error {
 		CSP:         htmlPolicy,
 		Style:       template.CSS(htmlStyle),
 		All:         t.all,
-		Total:       t.all.Active() + t.all.Suppressed,
+		Total:       t.all.Active() + t.all.Suppressed + t.all.Baselined,
 		Files:       files,
 	}
 	if n := len(opts.Inputs.Errors); n > 0 {
@@ -155,6 +155,12 @@ func writeHTML(w io.Writer, res *rules.Result, opts Options) error {
 	}
 	if t.all.Suppressed > 0 {
 		head.Notes = append(head.Notes, plural.Count(t.all.Suppressed, "finding")+" suppressed by annotation or config: listed, marked and counted apart")
+	}
+	if t.all.Baselined > 0 {
+		head.Notes = append(head.Notes, plural.Count(t.all.Baselined, "finding")+" in the baseline ("+opts.Inputs.Baseline+"): listed, marked and counted apart")
+	}
+	if note := FixedNote(opts.Inputs.BaselineFixed); note != "" {
+		head.Notes = append(head.Notes, note)
 	}
 	if n := s.Assumed; n > 0 {
 		head.Notes = append(head.Notes, assumedLine(n, assumed))
@@ -238,6 +244,9 @@ func htmlFindingOf(f rules.Finding) htmlFinding {
 		Assumed: f.AssumedNamespace, Fixable: f.Fix != nil}
 	if f.Suppressed != nil {
 		h.Suppressed = suppressionNote(f.Suppressed)
+	}
+	if f.Baselined {
+		h.Suppressed = "in the baseline: existing before"
 	}
 	return h
 }

@@ -10,7 +10,10 @@ import (
 // stable: fields are only ever added, never renamed or removed. writeJSON
 // streams it field by field, one finding at a time.
 type jsonReport struct {
-	Version  int           `json:"version"`
+	Version int `json:"version"`
+	// Shard is the part of the objects a kiln lint --shard run judged
+	// ("2/4"); kiln report merge combines the shards.
+	Shard    string        `json:"shard,omitempty"`
 	Findings []jsonFinding `json:"findings"`
 	Errors   []jsonError   `json:"errors"`
 	Summary  jsonSummary   `json:"summary"`
@@ -28,6 +31,9 @@ type jsonFinding struct {
 	// Assumed is present, true, on a finding judged at an assumed Pod
 	// Security level (its namespace is not in the input nor configured).
 	Assumed bool `json:"assumed,omitempty"`
+	// BaselineState is "new" or "unchanged" (in the baseline: it does not
+	// fail the run) when the run had a baseline.
+	BaselineState string `json:"baselineState,omitempty"`
 }
 
 // jsonObject always carries all four keys ("" for a cluster-scoped
@@ -54,6 +60,11 @@ type jsonSummary struct {
 	Kustomizations int `json:"kustomizations"`
 	// Assumed counts the findings judged at an assumed Pod Security level.
 	Assumed int `json:"assumed"`
+	// Baselined counts the findings a baseline holds (not in errors,
+	// warnings, infos); BaselineFixed the baseline's entries no finding
+	// matched. Both only when a baseline was used.
+	Baselined     int `json:"baselined,omitempty"`
+	BaselineFixed int `json:"baselineFixed,omitempty"`
 }
 
 // jsonError is an input error: a file that cannot be read or rendered.
@@ -71,10 +82,15 @@ func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	js := newJSONStream(w)
 	js.raw("{\n")
 	js.field(1, "version", 1, false)
+	if in.Shard != "" {
+		js.field(1, "shard", in.Shard, false)
+	}
 	err := js.items(1, "findings", func(emit func(any)) error {
 		return res.Each(func(f rules.Finding) error {
 			if f.Suppressed == nil {
-				emit(jsonFindingOf(f))
+				j := jsonFindingOf(f)
+				j.BaselineState = baselineState(f, in)
+				emit(j)
 			}
 			return js.err
 		})
@@ -88,7 +104,8 @@ func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	}, false)
 	js.field(1, "summary", jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
 		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed, InputErrors: len(errs),
-		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, Assumed: s.Assumed}, true)
+		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, Assumed: s.Assumed,
+		Baselined: s.Baselined, BaselineFixed: in.BaselineFixed}, true)
 	js.raw("}\n")
 	return js.flush()
 }

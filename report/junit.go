@@ -125,11 +125,14 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 		if f.Suppressed != nil {
 			line += " [" + suppressionNote(f.Suppressed) + "]"
 		}
+		if f.Baselined {
+			line += " [in the baseline]"
+		}
 		if f.Field != "" {
 			line += "\n    field: " + f.Field
 		}
 		switch {
-		case f.Suppressed != nil:
+		case f.Suppressed != nil || f.Baselined:
 			c.out = append(c.out, line)
 		case f.Severity == rules.Error:
 			c.failures = append(c.failures, junitFailure{Message: f.Message, Type: f.Rule, Body: line})

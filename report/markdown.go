@@ -37,7 +37,7 @@ func writeMarkdown(w io.Writer, res *rules.Result, in Inputs) error {
 	assumed := map[string]bool{} // the namespaces of the findings judged at an assumed level
 	err := res.Each(func(f rules.Finding) error {
 		t.add(f)
-		if f.Suppressed == nil {
+		if f.Suppressed == nil && !f.Baselined {
 			if f.AssumedNamespace != "" {
 				assumed[f.AssumedNamespace] = true
 			}
@@ -75,7 +75,7 @@ func writeMarkdown(w io.Writer, res *rules.Result, in Inputs) error {
 		}
 	}
 
-	if t.all.Active()+t.all.Suppressed == 0 {
+	if t.all.Active()+t.all.Suppressed+t.all.Baselined == 0 {
 		bw.WriteString("\nNo findings.\n")
 	} else {
 		bw.WriteString("\n#### Findings by family\n\n")
@@ -120,6 +120,12 @@ func writeMarkdown(w io.Writer, res *rules.Result, in Inputs) error {
 	var notes []string
 	if t.all.Suppressed > 0 {
 		notes = append(notes, plural.Count(t.all.Suppressed, "suppressed finding")+" (by annotation or config) counted, not listed")
+	}
+	if t.all.Baselined > 0 {
+		notes = append(notes, plural.Count(t.all.Baselined, "baselined finding")+" (in "+in.Baseline+", existing before) counted, not listed")
+	}
+	if note := FixedNote(in.BaselineFixed); note != "" {
+		notes = append(notes, note)
 	}
 	if n := s.Assumed; n > 0 {
 		notes = append(notes, assumedLine(n, assumed))

@@ -68,6 +68,15 @@ type Inputs struct {
 	// ContextFiles counts the other files of the repository read for
 	// context only (kiln lint of some files: pre-commit).
 	ContextFiles int
+	// Baseline names what the findings were compared with (a baseline
+	// file, a Git revision), "" for nothing: the formats then mark each
+	// finding new or baselined (rules.Finding.Baselined, existing there).
+	Baseline string
+	// BaselineFixed counts the baseline file's entries that no finding
+	// matched any more: fixed since it was written.
+	BaselineFixed int
+	// Shard is the part of the objects the run judged ("2/4"; "" for all).
+	Shard string
 }
 
 // inputError is an input error's position and message, split.
@@ -128,10 +137,38 @@ func summaryLine(s rules.Summary, in Inputs) string {
 	line := fmt.Sprintf("%s, %s: %s, %s, %s, %d suppressed",
 		plural.Count(s.Files, "file"), plural.Count(s.Objects, "object"),
 		plural.Count(s.Errors, "error"), plural.Count(s.Warnings, "warning"), plural.Count(s.Infos, "info"), s.Suppressed)
+	if in.Baseline != "" {
+		line += fmt.Sprintf(", %d baselined", s.Baselined)
+	}
 	if n := len(in.Errors); n > 0 {
 		line = plural.Count(n, "input error") + "; " + line
 	}
 	return line
+}
+
+// FixedNote is what a run says of the baseline entries no finding matches
+// any more ("" for none).
+func FixedNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	verb := "entries are"
+	if n == 1 {
+		verb = "entry is"
+	}
+	return fmt.Sprintf("%d baseline %s fixed: run kiln lint --write-baseline to drop them", n, verb)
+}
+
+// baselineState is a finding's state against the run's baseline, as SARIF
+// names it: "unchanged" (in the baseline), "new", or "" without one.
+func baselineState(f rules.Finding, in Inputs) string {
+	switch {
+	case in.Baseline == "" || f.Suppressed != nil:
+		return ""
+	case f.Baselined:
+		return "unchanged"
+	}
+	return "new"
 }
 
 // suppressionNote describes why a finding is suppressed: "suppressed by annotation: reason".

@@ -68,13 +68,15 @@ type sarifArtifactLocation struct {
 }
 
 type sarifResult struct {
-	RuleID       string                 `json:"ruleId"`
-	RuleIndex    *int                   `json:"ruleIndex,omitempty"`
-	Level        string                 `json:"level"`
-	Message      sarifMessage           `json:"message"`
-	Locations    []sarifLocation        `json:"locations,omitempty"`
-	Suppressions []sarifSuppression     `json:"suppressions"`
-	Properties   *sarifResultProperties `json:"properties,omitempty"`
+	RuleID       string             `json:"ruleId"`
+	RuleIndex    *int               `json:"ruleIndex,omitempty"`
+	Level        string             `json:"level"`
+	Message      sarifMessage       `json:"message"`
+	Locations    []sarifLocation    `json:"locations,omitempty"`
+	Suppressions []sarifSuppression `json:"suppressions"`
+	// BaselineState is "new" or "unchanged" when the run had a baseline.
+	BaselineState string                 `json:"baselineState,omitempty"`
+	Properties    *sarifResultProperties `json:"properties,omitempty"`
 }
 
 type sarifResultProperties struct {
@@ -203,7 +205,9 @@ func writeSARIF(w io.Writer, res *rules.Result, opts Options) error {
 	}
 	err := js.items(3, "results", func(emit func(any)) error {
 		return res.Each(func(f rules.Finding) error {
-			emit(sarifResultOf(f, ruleIndex, fileIndex))
+			r := sarifResultOf(f, ruleIndex, fileIndex)
+			r.BaselineState = baselineState(f, opts.Inputs)
+			emit(r)
 			return js.err
 		})
 	}, false)

@@ -14,6 +14,8 @@ var severities = []rules.Severity{rules.Error, rules.Warning, rules.Info}
 // counts are findings counted by severity, suppressed ones apart.
 type counts struct {
 	Error, Warning, Info, Suppressed int
+	// Baselined counts the findings a baseline holds (in no other count).
+	Baselined int
 }
 
 // add counts one finding.
@@ -21,6 +23,8 @@ func (c *counts) add(f rules.Finding) {
 	switch {
 	case f.Suppressed != nil:
 		c.Suppressed++
+	case f.Baselined:
+		c.Baselined++
 	case f.Severity == rules.Error:
 		c.Error++
 	case f.Severity == rules.Warning:
@@ -70,7 +74,7 @@ func (t *tally) add(f rules.Finding) {
 	bump(t.families, family(f.Rule), f)
 	bump(t.namespaces, namespaceOf(f), f)
 	bump(t.rules, f.Rule, f)
-	if _, ok := t.firstOf[f.Rule]; !ok && f.Suppressed == nil {
+	if _, ok := t.firstOf[f.Rule]; !ok && f.Suppressed == nil && !f.Baselined {
 		t.firstOf[f.Rule] = f
 	}
 }

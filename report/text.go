@@ -39,10 +39,10 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	fixable := 0
 	assumed := map[string]bool{} // the namespaces of the findings judged at an assumed level
 	print := func(f rules.Finding) {
-		if f.Fix != nil && f.Suppressed == nil {
+		if f.Fix != nil && f.Suppressed == nil && !f.Baselined {
 			fixable++
 		}
-		if f.AssumedNamespace != "" && f.Suppressed == nil {
+		if f.AssumedNamespace != "" && f.Suppressed == nil && !f.Baselined {
 			assumed[f.AssumedNamespace] = true
 		}
 		if f.Suppressed != nil && !opts.ShowSuppressed {
@@ -70,6 +70,10 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 		if f.Suppressed != nil {
 			sev = paint(f.Severity.String(), color.Faint)
 			msg += " " + paint("["+indentLines(suppressionNote(f.Suppressed))+"]", color.Faint)
+		}
+		if f.Baselined {
+			sev = paint(f.Severity.String(), color.Faint)
+			msg += " " + paint("[in the baseline]", color.Faint)
 		}
 		head := position(f) + "  " + sev + "  " + f.Rule
 		plain := len(position(f)) + len(f.Severity.String()) + len(f.Rule) + 6 + len(msg)
@@ -111,6 +115,9 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	}
 	if n := res.Summary.Assumed; n > 0 {
 		bw.WriteString(assumedLine(n, assumed) + "\n")
+	}
+	if note := FixedNote(opts.Inputs.BaselineFixed); note != "" {
+		bw.WriteString(note + "\n")
 	}
 	bw.WriteString(summaryLine(res.Summary, opts.Inputs) + "\n")
 	return bw.Flush()

@@ -33,6 +33,10 @@ type Engine struct {
 	// context (Pass.Given): the caller reads each file once, whichever
 	// checkers ask. Nil: none.
 	Given func(Context) ([]*manifest.Object, []error)
+	// Judges, when set, says which objects the run judges (kiln lint
+	// --shard): the others are context only (read in the first pass as
+	// every run reads it), neither judged nor counted. Nil: all of them.
+	Judges func(*manifest.Object) bool
 }
 
 // Batch is objects of one input file or rendered unit, judged together:
@@ -147,15 +151,18 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 		p.Objects, p.shared = nil, nil
 	}
 	r.shared = nil
-	var active []Judge
+	var active, relating []Judge
 	for _, js := range [][]Judge{befores, judges} {
-		for _, j := range js {
+		for i, j := range js {
 			if j != nil {
 				active = append(active, j)
+				if e.Checkers[i].Relates {
+					relating = append(relating, j)
+				}
 			}
 		}
 	}
-	if err := feed.Each(func(b Batch) { r.judge(b, active) }); err != nil {
+	if err := feed.Each(func(b Batch) { r.judge(b, active, relating) }); err != nil {
 		return nil, err
 	}
 	for _, p := range passes {
@@ -223,12 +230,23 @@ func (p *Pass) declaredRule(id string) *Rule {
 // judge runs the judges over one batch, all judges of an object together,
 // on every core when the batch is large; then records the object's
 // kiln.dev/ignore entries and drops its content if the engine is set to.
-func (r *run) judge(b Batch, active []Judge) {
+// An object the run does not judge (Engine.Judges) is seen only by the
+// judges of the checkers that relate objects.
+func (r *run) judge(b Batch, active, relating []Judge) {
 	for i, o := range b.Objects {
 		o.Order = OrderOf(b.Index, b.First+i)
 	}
 	one := func(i int) {
 		o := b.Objects[i]
+		if r.e.Judges != nil && !r.e.Judges(o) {
+			for _, j := range relating {
+				j(o)
+			}
+			if r.e.DropContent {
+				o.DropContent()
+			}
+			return
+		}
 		for _, j := range active {
 			j(o)
 		}

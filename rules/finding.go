@@ -20,6 +20,10 @@ type Finding struct {
 	// AssumedNamespace names the namespace whose Pod Security level was
 	// assumed to judge this finding ("" when nothing was assumed).
 	AssumedNamespace string
+	// Baselined is set when a baseline (kiln lint --baseline, or the tree
+	// at --new-from-rev) already holds the finding: it is reported as
+	// existing and never fails the run.
+	Baselined bool
 }
 
 // Suppression says why a finding is not counted.
@@ -30,7 +34,7 @@ type Suppression struct {
 }
 
 // Summary counts what a run saw and found. Suppressed findings are counted
-// only in Suppressed.
+// only in Suppressed, baselined ones only in Baselined.
 type Summary struct {
 	Files      int `json:"files"`
 	Objects    int `json:"objects"`
@@ -41,6 +45,8 @@ type Summary struct {
 	// Assumed counts the unsuppressed findings judged at an assumed Pod
 	// Security level (Finding.AssumedNamespace), among those above.
 	Assumed int `json:"assumed"`
+	// Baselined counts the unsuppressed findings a baseline holds.
+	Baselined int `json:"baselined,omitempty"`
 }
 
 // Result is the outcome of a run.
@@ -55,9 +61,10 @@ type Result struct {
 	// Files lists every file read, in input order, with the objects it holds (for per-file reports).
 	Files []FileObjects
 
-	spill *spill.File[Finding] // the findings, if they spilled
-	keep  func(Finding) bool   // of the spilled findings, those Keep kept
-	err   error                // reading the spill to count failed
+	spill *spill.File[Finding]      // the findings, if they spilled
+	keep  func(Finding) bool        // of the spilled findings, those Keep kept
+	known func() func(Finding) bool // of the spilled findings, those a baseline holds (see Baseline)
+	err   error                     // reading the spill to count failed
 }
 
 // Each calls fn for every finding in order (Findings, or the spilled ones
@@ -76,6 +83,10 @@ func (r *Result) Each(fn func(Finding) error) error {
 	}
 	var prev Finding
 	first := true
+	var known func(Finding) bool
+	if r.known != nil {
+		known = r.known()
+	}
 	return r.spill.Each(func(f Finding) error {
 		if !first && sameFinding(prev, f) {
 			return nil // a repeat, as dedup drops them
@@ -83,6 +94,9 @@ func (r *Result) Each(fn func(Finding) error) error {
 		first, prev = false, f
 		if r.keep != nil && !r.keep(f) {
 			return nil
+		}
+		if known != nil && f.Suppressed == nil {
+			f.Baselined = known(f)
 		}
 		return fn(f)
 	})
@@ -103,11 +117,12 @@ type FileObjects struct {
 	Objects []manifest.Ref
 }
 
-// Active returns the findings in memory (Findings) that are not suppressed.
+// Active returns the findings in memory (Findings) that are neither
+// suppressed nor baselined.
 func (r *Result) Active() []Finding {
 	out := make([]Finding, 0, len(r.Findings))
 	for _, f := range r.Findings {
-		if f.Suppressed == nil {
+		if f.Suppressed == nil && !f.Baselined {
 			out = append(out, f)
 		}
 	}

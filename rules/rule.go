@@ -94,6 +94,13 @@ type Checker struct {
 	// object the API server would admit, which every other rule judges).
 	Before  func(*Pass) (Judge, error)
 	Prepare func(*Pass) (Judge, error)
+	// Relates is set for a checker that relates objects of the whole input
+	// (the copies of an object, the pods that share a claim): when a run
+	// judges only some objects (kiln lint --shard), its judge still sees
+	// every other one, raw, so that what it relates is the whole run's
+	// (the engine keeps only its findings on the judged objects). Such a
+	// judge must be cheap: it keeps small summaries.
+	Relates bool
 }
 
 // Judge judges one object and reports through the Pass given to Prepare. The

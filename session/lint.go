@@ -43,6 +43,19 @@ type Linted struct {
 // renders the kustomizations and charts, compiles the App specs and judges
 // every object, streamed, a file at a time.
 func (s *Session) Lint(paths []string, o LintOptions) (*Linted, error) {
+	l, found, err := s.lint(paths, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.compare(paths, found, l); err != nil {
+		l.Result.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// lint is Lint without the baseline: the findings of the run's shard.
+func (s *Session) lint(paths []string, o LintOptions) (*Linted, *discover.Result, error) {
 	found := s.discover(paths, nil)
 	in := lint.Input{Files: found.Files, Units: found.Units, Stdin: s.Stdin}
 	if o.RepoContext {
@@ -50,12 +63,16 @@ func (s *Session) Lint(paths []string, o LintOptions) (*Linted, error) {
 	}
 	out, err := lint.Run(s.engine(), in, o.Objects)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	inputErrs := append(found.Errs, out.Errs...)
 	inputs := inputsFound(found, inputErrs, out.Skipped, s.Settings, o.ListSkipped)
 	inputs.ContextFiles = len(in.Context)
-	return &Linted{Result: out.Result, Inputs: inputs, Warnings: found.Warnings}, nil
+	l := &Linted{Result: out.Result, Inputs: inputs, Warnings: found.Warnings}
+	if s.Settings.Shard.On() {
+		s.shard(l, found)
+	}
+	return l, found, nil
 }
 
 // discover finds the files, kustomizations and charts under the paths

@@ -32,6 +32,9 @@ type Session struct {
 	Options *rules.Options
 	// Stdin is what the path "-" reads.
 	Stdin io.Reader
+	// given are the settings given outside the config file, for a run
+	// over another tree (--new-from-rev).
+	given *settings.Settings
 }
 
 // New resolves the settings given (a command's flags, a functionConfig,
@@ -41,7 +44,7 @@ func New(given *settings.Settings, paths []string, stdin io.Reader) (*Session, e
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Settings: s, Config: s.RuleConfig(), Options: s.Options(), Stdin: stdin}, nil
+	return &Session{Settings: s, Config: s.RuleConfig(), Options: s.Options(), Stdin: stdin, given: given}, nil
 }
 
 // Threshold is the lowest severity of a finding that fails the run (0:
@@ -84,7 +87,11 @@ func FailsAt(res *rules.Result, threshold rules.Severity) bool {
 
 // engine is the rule engine of the run: every registered checker.
 func (s *Session) engine() *rules.Engine {
-	return &rules.Engine{Checkers: rules.Registered(), Options: s.Options, Config: s.Config}
+	e := &rules.Engine{Checkers: rules.Registered(), Options: s.Options, Config: s.Config}
+	if sh := s.Settings.Shard; sh.On() {
+		e.Judges = func(o *manifest.Object) bool { return sh.Holds(shardID(o.Ref(), o.File)) }
+	}
+	return e
 }
 
 // Judge judges objects held in memory (compiled, rendered or handed over)

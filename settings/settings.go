@@ -42,6 +42,17 @@ type Settings struct {
 	// ServiceCIDRs is the cluster's service network (serviceCIDRs).
 	ServiceCIDRs []string
 
+	// Baseline is the baseline file whose findings are reported as
+	// existing (relative to the config file when it names it);
+	// WriteBaseline the file kiln lint records today's findings in.
+	Baseline, WriteBaseline string
+	// NewFromRev is the Git revision whose findings are reported as
+	// existing (kiln lint --new-from-rev).
+	NewFromRev string
+	// Shard is the part of the objects this run judges (--shard I/N);
+	// zero: all of them.
+	Shard Shard
+
 	// PSANamespaces are the pod-security.kubernetes.io labels psa.namespaces
 	// gives namespaces the input does not declare, by namespace.
 	PSANamespaces map[string]map[string]string
@@ -154,6 +165,20 @@ var table = []entry{
 
 	// The target cluster's service network, which a Service's IP families
 	// and cluster IPs are allocated from.
+	{key: "baseline", flag: "baseline", inFile: true,
+		apply: func(s *Settings, a Assignment, v value) error {
+			s.Baseline = v.str
+			if a.Pos.File != "" && v.str != "" && !filepath.IsAbs(v.str) {
+				s.Baseline = filepath.Join(filepath.Dir(a.Pos.File), v.str) // relative to the config
+			}
+			return nil
+		}},
+	{key: "writeBaseline", flag: "write-baseline",
+		apply: func(s *Settings, a Assignment, v value) error { s.WriteBaseline = v.str; return nil }},
+	{key: "newFromRev", flag: "new-from-rev",
+		apply: func(s *Settings, a Assignment, v value) error { s.NewFromRev = v.str; return nil }},
+	{key: "shard", flag: "shard", apply: applyShard},
+
 	{key: "serviceCIDRs", param: "service-cidrs", spec: "serviceCIDRs", flag: "service-cidr", env: "SERVICE_CIDRS", inFile: true, kind: list, apply: applyServiceCIDRs},
 }
 

@@ -28,6 +28,10 @@ var flagHelp = map[string]string{
 	"set":             "Helm value for the charts linted, as helm --set a.b=c (repeatable)",
 	"release-name":    "Helm release name charts are rendered with (default release-name)",
 	"namespace":       "Helm release namespace charts are rendered with (default default)",
+	"baseline":        "baseline file (from --write-baseline): its findings are reported as existing and never fail the run; only new ones do",
+	"write-baseline":  "record today's findings in this baseline file (then lint with it)",
+	"new-from-rev":    "report only findings that the tree at this Git revision (e.g. origin/main) does not have: it is read from Git and judged the same way",
+	"shard":           "judge only shard I of N of the objects (e.g. 2/4; by object identity), reading every file for context; combine the shards' -f json with kiln report merge",
 }
 
 // Lint are the flags of every command that lints; Helm and FailOn those
@@ -36,6 +40,9 @@ var (
 	Lint   = []string{"config", "kube-version", "psa-level", "psa-version", "policy", "as", "as-group", "authorizer", "storage-classes", "service-cidr"}
 	Helm   = []string{"values", "set", "release-name", "namespace"}
 	FailOn = []string{"fail-on"}
+	// Adopt are kiln lint's flags for adopting kiln on an existing
+	// repository and for large ones: baselines, only new findings, shards.
+	Adopt = []string{"baseline", "write-baseline", "new-from-rev", "shard"}
 )
 
 // Flags are settings' flags registered on a command.

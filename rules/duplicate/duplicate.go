@@ -22,7 +22,7 @@ import (
 const Duplicate = "object/duplicate"
 
 // Checker reports object/duplicate.
-var Checker = &rules.Checker{Name: "duplicate", Rules: ruleList, Prepare: prepare}
+var Checker = &rules.Checker{Name: "duplicate", Rules: ruleList, Prepare: prepare, Relates: true}
 
 func init() { rules.Register(Checker) }
 

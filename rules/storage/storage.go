@@ -29,7 +29,7 @@ const (
 )
 
 // Checker reports the storage rules.
-var Checker = &rules.Checker{Name: "storage", Rules: ruleList, Prepare: prepare, Requires: []rules.Context{rules.StorageClasses}}
+var Checker = &rules.Checker{Name: "storage", Rules: ruleList, Prepare: prepare, Requires: []rules.Context{rules.StorageClasses}, Relates: true}
 
 func init() { rules.Register(Checker) }
 
