@@ -99,7 +99,7 @@ func readKiln(file string, data []byte) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Policies = append(s.Policies, builtin...)
+	s.Builtin = builtin
 	if s.Cluster, err = l.files(f["cluster"], "cluster"); err != nil {
 		return nil, err
 	}
@@ -331,7 +331,8 @@ func (l *loader) expect(n *yaml.Node, resources []*manifest.Object) (Expect, err
 }
 
 // objectRef resolves a case's object: a reference to a resource (name,
-// Kind/name or Kind/namespace/name) or an inline object.
+// Kind/name or Kind/namespace/name, optionally after "<file>#" naming the
+// resources file) or an inline object.
 func (l *loader) objectRef(n *yaml.Node, key string, resources []*manifest.Object) (*manifest.Object, error) {
 	if n == nil {
 		return nil, nil
@@ -350,9 +351,16 @@ func (l *loader) objectRef(n *yaml.Node, key string, resources []*manifest.Objec
 	if err != nil {
 		return nil, err
 	}
-	parts := strings.Split(ref, "/")
+	file, rest, hasFile := strings.Cut(ref, "#")
+	if !hasFile {
+		rest = ref
+	}
+	parts := strings.Split(rest, "/")
 	var found []*manifest.Object
 	for _, o := range resources {
+		if hasFile && o.File != filepath.Join(l.dir, file) {
+			continue
+		}
 		ok := false
 		switch len(parts) {
 		case 1:
@@ -380,7 +388,7 @@ func (l *loader) objectRef(n *yaml.Node, key string, resources []*manifest.Objec
 		}
 		return nil, l.r.errorf(n, "%s %q is not among the resources (%s)", key, ref, strings.Join(names, ", "))
 	default:
-		return nil, l.r.errorf(n, "%s %q names %d resources (%s and %s): write Kind/name or Kind/namespace/name", key, ref, len(found), found[0].Pos(), found[1].Pos())
+		return nil, l.r.errorf(n, "%s %q names %d resources (%s and %s): write Kind/name, Kind/namespace/name or file#Kind/name", key, ref, len(found), found[0].Pos(), found[1].Pos())
 	}
 }
 

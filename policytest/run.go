@@ -91,7 +91,13 @@ type state struct {
 func prepare(s *Suite) (*state, error) {
 	st := &state{s: s, rejected: map[*manifest.Object]string{}, notes: append([]string(nil), s.Notes...)}
 	var validating, all []*manifest.Object
-	for _, o := range s.Policies {
+	builtin := map[*manifest.Object]bool{}
+	for _, o := range s.Builtin {
+		if isValidating(o) {
+			builtin[o] = true
+		}
+	}
+	for _, o := range append(append([]*manifest.Object(nil), s.Policies...), s.Builtin...) {
 		switch {
 		case isMutating(o):
 			st.mutating = append(st.mutating, o)
@@ -120,8 +126,8 @@ func prepare(s *Suite) (*state, error) {
 	}
 	st.admitter = admit.New(append(append([]*manifest.Object(nil), all...), nonNil(caseObjs)...), kinds, admit.Options{KubeVersion: s.KubeVersion})
 	for _, o := range all {
-		if o.Version() != "v1" && isMutating(o) {
-			continue // served only with --runtime-config: the Mutator judges it
+		if (o.Version() != "v1" && isMutating(o)) || builtin[o] {
+			continue // served only with --runtime-config: the Mutator judges it; kiln's own run at any version
 		}
 		res := st.admitter.Admit(o)
 		if res.Rejected {
@@ -168,7 +174,7 @@ func problems(res admit.Result) string {
 	for _, p := range res.Problems {
 		if !p.Warning {
 			m := p.Message
-			if p.Field != "" {
+			if p.Field != "" && !strings.HasPrefix(m, p.Field) {
 				m = p.Field + ": " + m
 			}
 			msgs = append(msgs, m)

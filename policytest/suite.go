@@ -32,6 +32,9 @@ type Suite struct {
 	// the policy files hold).
 	Policies []*manifest.Object
 	Cluster  []*manifest.Object
+	// Builtin are kiln's built-in policies with their bindings and params
+	// (kiln policies export): they run at any kubeVersion, as in kiln lint.
+	Builtin []*manifest.Object
 	// Cases are the requests and their expected outcomes.
 	Cases []*Case
 	// Notes are said once for the suite (served versions).
