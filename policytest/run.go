@@ -3,6 +3,7 @@ package policytest
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -237,6 +238,10 @@ func (st *state) run(c *Case, opts Options) Result {
 		}
 	}
 	req := c.Request
+	if req.User != "" && !slices.Contains(req.Groups, "system:authenticated") {
+		// The server puts every authenticated user in this group.
+		req.Groups = append(slices.Clone(req.Groups), "system:authenticated")
+	}
 	if len(st.mutating) > 0 && req.Object != nil {
 		if opts.Mutator == nil {
 			r.Got, r.Status = "not evaluated", Error
