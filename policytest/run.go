@@ -242,6 +242,9 @@ func (st *state) run(c *Case, opts Options) Result {
 		// The server puts every authenticated user in this group.
 		req.Groups = append(slices.Clone(req.Groups), "system:authenticated")
 	}
+	if req.Operation == "UPDATE" {
+		req.Object = keepIdentity(req.Object, req.OldObject)
+	}
 	if len(st.mutating) > 0 && req.Object != nil {
 		if opts.Mutator == nil {
 			r.Got, r.Status = "not evaluated", Error
@@ -266,6 +269,43 @@ func (st *state) run(c *Case, opts Options) Result {
 		return r
 	}
 	return st.compare(r, c, decisions, req.Object)
+}
+
+// keepIdentity returns the new object of an update with the stored
+// object's uid and creationTimestamp, which the server keeps on update.
+func keepIdentity(o, old *manifest.Object) *manifest.Object {
+	c, err1 := o.Content()
+	oc, err2 := old.Content()
+	if err1 != nil || err2 != nil {
+		return o
+	}
+	md, _ := c["metadata"].(map[string]any)
+	omd, _ := oc["metadata"].(map[string]any)
+	if md == nil || omd == nil {
+		return o
+	}
+	cp, err := manifest.NewObject(o.File, o.Doc, o.Item, o.Node())
+	if err != nil {
+		return o
+	}
+	content := make(map[string]any, len(c))
+	for k, v := range c {
+		content[k] = v
+	}
+	meta := make(map[string]any, len(md))
+	for k, v := range md {
+		meta[k] = v
+	}
+	for _, k := range []string{"uid", "creationTimestamp"} {
+		if v, ok := omd[k]; ok {
+			meta[k] = v
+		} else {
+			delete(meta, k)
+		}
+	}
+	content["metadata"] = meta
+	cp.SetContent(content)
+	return cp
 }
 
 // compare fills the row from the decisions and the admitted object.
