@@ -1,7 +1,6 @@
 package policytest
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -411,5 +410,3 @@ func requestObject(r cel.Request) string {
 	}
 	return refString(o)
 }
-
-var _ = fmt.Sprintf

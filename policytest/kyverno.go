@@ -303,6 +303,33 @@ func (l *loader) kyvernoResult(n *yaml.Node, index int, policyObjs, resources []
 	if one, _ := r.str(f["resource"], "resource"); one != "" {
 		names = append(names, one)
 	}
+	kinds := make([]string, len(names))
+	for i := range kinds {
+		kinds[i] = kind
+	}
+	var specNodes []*yaml.Node
+	if rs := f["resourceSpecs"]; rs != nil {
+		if rs.Kind != yaml.SequenceNode {
+			return nil, "", r.errorf(rs, "resourceSpecs must be a list of {group, version, kind, namespace, name}")
+		}
+		for _, sn := range rs.Content {
+			m, err := r.fields(sn, "a resourceSpecs entry", "group", "version", "kind", "namespace", "subresource", "name")
+			if err != nil {
+				return nil, "", err
+			}
+			name, _ := r.str(m["name"], "name")
+			k, _ := r.str(m["kind"], "kind")
+			if k == "" {
+				k = kind
+			}
+			kinds = append(kinds, k)
+			if n, _ := r.str(m["namespace"], "namespace"); n != "" {
+				name = n + "/" + name
+			}
+			names = append(names, name)
+			specNodes = append(specNodes, sn)
+		}
+	}
 	ns, _ := r.str(f["namespace"], "namespace")
 	var patched []*manifest.Object
 	for _, key := range []string{"patchedResources", "patchedResource"} {
@@ -324,12 +351,14 @@ func (l *loader) kyvernoResult(n *yaml.Node, index int, policyObjs, resources []
 		at := n
 		if rs := f["resources"]; rs != nil && i < len(rs.Content) {
 			at = rs.Content[i]
+		} else if j := i - (len(names) - len(specNodes)); j >= 0 && j < len(specNodes) {
+			at = specNodes[j]
 		}
-		o, err := findResource(r, at, kind, ns, name, resources)
+		o, err := findResource(r, at, kinds[i], ns, name, resources)
 		if err != nil {
 			return nil, "", err
 		}
-		c := &Case{Name: fmt.Sprintf("%s %s %s/%s", policy, want, kind, name), Pos: r.at(at), Note: note,
+		c := &Case{Name: fmt.Sprintf("%s %s %s/%s", policy, want, kinds[i], name), Pos: r.at(at), Note: note,
 			Request: requestFor(o), Expect: Expect{Outcome: outcome, Only: policy}}
 		if isMAP && len(patched) > 0 {
 			for _, p := range patched {
@@ -338,7 +367,7 @@ func (l *loader) kyvernoResult(n *yaml.Node, index int, policyObjs, resources []
 				}
 			}
 			if c.Expect.Admitted == nil {
-				return nil, "", r.errorf(f["patchedResources"], "patchedResources holds no %s %s", kind, name)
+				return nil, "", r.errorf(orNode(f["patchedResources"], f["patchedResource"]), "patchedResources holds no %s %s", kinds[i], name)
 			}
 		}
 		cases = append(cases, c)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -107,7 +106,7 @@ func TestKyverno(t *testing.T) {
 	want := []string{
 		"check-deployment-replicas pass Deployment/deployment-pass=pass",
 		"check-deployment-replicas fail Deployment/staging-ns/deployment-fail=pass",
-		"check-deployment-replicas skip Deployment/deployment-skip=pass",
+		"check-deployment-replicas skip Deployment/prod-ns/deployment-skip=pass", // resourceSpecs
 		// No binding: the server never evaluates the policy.
 		"disallow-host-path fail Deployment/deployment-fail=fail",
 		// A Warn binding under the test's userinfo.
@@ -192,5 +191,3 @@ func TestBrokenFiles(t *testing.T) {
 		})
 	}
 }
-
-var _ = regexp.MustCompile

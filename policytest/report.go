@@ -6,7 +6,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -29,6 +28,13 @@ type Report struct {
 func RunPaths(paths []string, opts Options) *Report {
 	files, errs := Find(paths)
 	rep := &Report{Files: files, Errors: errs}
+	if len(files) == 0 && len(errs) == 0 {
+		where := strings.Join(paths, ", ")
+		if where == "" {
+			where = "."
+		}
+		rep.Errors = append(rep.Errors, fmt.Errorf("no test files under %s: kiln test reads kiln-test.yaml, *.kiln-test.yaml and kyverno-test.yaml", where))
+	}
 	for _, f := range files {
 		s, err := Load(f)
 		if err != nil {
@@ -78,10 +84,18 @@ func (r *Report) ExitCode() int {
 // Formats are the output formats of kiln test.
 var Formats = []string{"text", "json", "junit", "github"}
 
+// CheckFormat reports a format kiln test does not write.
+func CheckFormat(format string) error {
+	if !contains(Formats, format) {
+		return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(Formats, ", "))
+	}
+	return nil
+}
+
 // Write writes the report in a format (see Formats).
 func Write(w io.Writer, format string, r *Report) error {
 	switch format {
-	case "text", "":
+	case "text":
 		return writeText(w, r)
 	case "json":
 		return writeJSON(w, r)
@@ -90,7 +104,7 @@ func Write(w io.Writer, format string, r *Report) error {
 	case "github":
 		return writeGitHub(w, r)
 	}
-	return fmt.Errorf("unknown format %q (use %s)", format, strings.Join(Formats, ", "))
+	return CheckFormat(format)
 }
 
 func (r *Report) summary() string {
@@ -299,5 +313,3 @@ func writeGitHub(w io.Writer, r *Report) error {
 	bw.WriteString("kiln test: " + r.summary() + "\n")
 	return bw.Flush()
 }
-
-var _ = strconv.Itoa

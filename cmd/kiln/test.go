@@ -1,10 +1,9 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/kilnhq/kiln/policytest"
 	"github.com/spf13/cobra"
+	"strings"
 )
 
 func init() { commands = append(commands, newTestCmd) }
@@ -16,9 +15,12 @@ func newTestCmd(e *env) *cobra.Command {
 		Short: "Run unit tests of admission policies (kiln-test.yaml, kyverno-test.yaml) as the API server judges them",
 		Long:  helpText("test"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := policytest.CheckFormat(format); err != nil {
+				return usageErrorf("%v", err)
+			}
 			rep := policytest.RunPaths(args, policytest.Options{})
 			if err := policytest.Write(e.stdout, format, rep); err != nil {
-				return usageErrorf("%v", err)
+				return err
 			}
 			return &exitError{code: rep.ExitCode()}
 		},
