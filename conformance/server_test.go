@@ -59,6 +59,8 @@ type apiServer struct {
 	url    string
 	token  string
 	client *http.Client
+	// auditLog is the server's audit log (JSON events, level Metadata).
+	auditLog string
 }
 
 func freePort(t *testing.T) int {
@@ -160,7 +162,7 @@ func startServer(t *testing.T) *apiServer {
 
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	s := &apiServer{url: fmt.Sprintf("https://127.0.0.1:%d", apiPort), token: token,
+	s := &apiServer{url: fmt.Sprintf("https://127.0.0.1:%d", apiPort), token: token, auditLog: filepath.Join(dir, "audit.log"),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}}
 	deadline := time.Now().Add(90 * time.Second)
 	for {

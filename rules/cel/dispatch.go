@@ -30,9 +30,21 @@ const maxAuditAnnotationValueLength = 10 * 1024
 // namespaced object without one, the object's own name for a Namespace, as
 // the API server does) and the configured user.
 func (e *Engine) request(o *manifest.Object) (admission.Attributes, manifest.Resource, bool) {
+	obj, gvk, res, ns, ok := e.requestObject(o)
+	if !ok {
+		return nil, manifest.Resource{}, false
+	}
+	attr := admission.NewAttributesRecord(obj, nil, gvk, ns, o.Name, res.GVR, "", admission.Create, &metav1.CreateOptions{}, false, e.user)
+	return attr, res, true
+}
+
+// requestObject is an object as the API server hands it to admission: its
+// content with the namespace filled as the server fills it, its kind, its
+// resource and the request's namespace.
+func (e *Engine) requestObject(o *manifest.Object) (*unstructured.Unstructured, schema.GroupVersionKind, manifest.Resource, string, bool) {
 	content, err := o.Content()
 	if err != nil || content == nil {
-		return nil, manifest.Resource{}, false
+		return nil, schema.GroupVersionKind{}, manifest.Resource{}, "", false
 	}
 	gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
 	res := e.kinds.ResourceFor(gvk)
@@ -63,9 +75,7 @@ func (e *Engine) request(o *manifest.Object) (admission.Attributes, manifest.Res
 			u.SetNamespace(ns)
 		}
 	}
-	obj := &unstructured.Unstructured{Object: content}
-	attr := admission.NewAttributesRecord(obj, nil, gvk, ns, o.Name, res.GVR, "", admission.Create, &metav1.CreateOptions{}, false, e.user)
-	return attr, res, true
+	return &unstructured.Unstructured{Object: content}, gvk, res, ns, true
 }
 
 // evalObject mirrors dispatcher.Dispatch in
@@ -125,6 +135,9 @@ type objectEval struct {
 	authz     authorizer.UnconditionalAuthorizer
 	versioned map[schema.GroupVersionKind]*admission.VersionedAttributes
 	out       []rules.Diagnostic
+	// decisions, when set, receives every decision as a Decision too
+	// (EvaluateRequest).
+	decisions *[]Decision
 }
 
 // policy evaluates every binding of one policy whose matchConstraints
@@ -212,13 +225,14 @@ func (ev *objectEval) namespace() (*corev1.Namespace, error) {
 // validate runs the policy's validations with one param and reports its
 // denials and audit annotations.
 func (ev *objectEval) validate(p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding, matchResource schema.GroupVersionResource, versionedAttr *admission.VersionedAttributes, param runtimek8s.Object, namespace *corev1.Namespace) {
-	if failsFastMatch(ev.ctx, p.fastMatch, versionedAttr, param) {
+	if ev.a.GetOperation() == admission.Create && failsFastMatch(ev.ctx, p.fastMatch, versionedAttr, param) {
 		return // upstream's Match would say no match: no decision
 	}
 	result := p.validator.Validate(ev.ctx, matchResource, versionedAttr, param, namespace, celconfig.RuntimeCELCostBudget, ev.authz)
 	for _, decision := range result.Decisions {
 		if decision.Action == validating.ActionDeny {
 			ev.denial(p, binding, decision.Message)
+			ev.record(p, binding, decision.Reason, decision.Message)
 		}
 	}
 	for _, an := range result.AuditAnnotations {
@@ -256,9 +270,11 @@ func (ev *objectEval) auditAnnotation(p *policyEntry, binding *admissionv1.Valid
 		if len(value) > maxAuditAnnotationValueLength {
 			value = value[:maxAuditAnnotationValueLength]
 		}
+		ev.recordAnnotation(p, binding, an.Key, value)
 		ev.report(p, rules.Info, "", fmt.Sprintf("ValidatingAdmissionPolicy '%s' with binding '%s' adds audit annotation %s/%s: %s", p.name, binding.Name, p.name, an.Key, value))
 	case validating.AuditAnnotationActionError:
 		ev.report(p, rules.Error, "", deniedMessage(p.name, binding, an.Error))
+		ev.recordError(p, binding, an.Error)
 	}
 }
 
@@ -278,9 +294,13 @@ func (ev *objectEval) configError(err error, p *policyEntry, binding *admissionv
 		if binding != nil {
 			what = "binding"
 		}
-		ev.report(p, rules.Error, "", deniedMessage(p.name, binding, fmt.Errorf("failed to configure %s: %w", what, err).Error()))
+		msg := fmt.Errorf("failed to configure %s: %w", what, err).Error()
+		ev.report(p, rules.Error, "", deniedMessage(p.name, binding, msg))
+		ev.recordError(p, binding, msg)
 	default:
-		ev.report(p, rules.Error, "", deniedMessage(p.name, binding, fmt.Errorf("unrecognized failure policy: '%v'", policy).Error()))
+		msg := fmt.Errorf("unrecognized failure policy: '%v'", policy).Error()
+		ev.report(p, rules.Error, "", deniedMessage(p.name, binding, msg))
+		ev.recordError(p, binding, msg)
 	}
 }
 
@@ -294,7 +314,7 @@ func (e *Engine) definitionMatches(p *policyEntry, a admission.Attributes) (bool
 	if !p.cacheMatches {
 		return e.matcher.DefinitionMatches(a, e.oi, validating.NewValidatingAdmissionPolicyAccessor(p.spec))
 	}
-	key := matchKey{a.GetKind(), a.GetResource(), a.GetSubresource()}
+	key := matchKey{a.GetKind(), a.GetResource(), a.GetSubresource(), a.GetOperation()}
 	if r, ok := p.matches.Load(key); ok {
 		m := r.(matchResult)
 		return m.matches, m.resource, m.kind, m.err

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	runtimek8s "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/generic"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -89,6 +90,7 @@ type matchKey struct {
 	kind     schema.GroupVersionKind
 	resource schema.GroupVersionResource
 	sub      string
+	op       admission.Operation
 }
 
 type matchResult struct {
@@ -100,7 +102,7 @@ type matchResult struct {
 
 // selectorFree reports whether the policy's matchConstraints select every
 // namespace and object and name no resources, so that whether they match
-// depends only on the request's kind, resource and subresource.
+// depends only on the request's kind, resource, subresource and operation.
 func selectorFree(spec *admissionv1.ValidatingAdmissionPolicy) bool {
 	mc := spec.Spec.MatchConstraints
 	if mc == nil || !emptySelector(mc.NamespaceSelector) || !emptySelector(mc.ObjectSelector) {

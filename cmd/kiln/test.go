@@ -1,0 +1,30 @@
+package main
+
+import (
+	"github.com/kilnhq/kiln/policytest"
+	"github.com/spf13/cobra"
+	"strings"
+)
+
+func init() { commands = append(commands, newTestCmd) }
+
+func newTestCmd(e *env) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "test [PATH...]",
+		Short: "Run unit tests of admission policies (kiln-test.yaml, kyverno-test.yaml) as the API server judges them",
+		Long:  helpText("test"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := policytest.CheckFormat(format); err != nil {
+				return usageErrorf("%v", err)
+			}
+			rep := policytest.RunPaths(args, policytest.Options{})
+			if err := policytest.Write(e.stdout, format, rep); err != nil {
+				return err
+			}
+			return &exitError{code: rep.ExitCode()}
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(policytest.Formats, ", "))
+	return cmd
+}

@@ -1,0 +1,193 @@
+package policytest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kilnhq/kiln/internal/golden"
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules/cel"
+	"github.com/kilnhq/kiln/rules/policies"
+)
+
+// statuses returns "case=status" for every result, in order.
+func statuses(rep *Report) []string {
+	var out []string
+	for _, r := range rep.Results {
+		out = append(out, r.Case+"="+string(r.Status))
+	}
+	return out
+}
+
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/readme/kiln-test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(readme, want) {
+		t.Errorf("README.md's kiln test example is not testdata/readme/kiln-test.yaml: keep them the same")
+	}
+	rep := RunPaths([]string{"testdata/readme"}, Options{})
+	if len(rep.Errors) > 0 || len(rep.Results) != 7 || rep.ExitCode() != 0 {
+		t.Fatalf("README example: errors %v, results %v", rep.Errors, statuses(rep))
+	}
+}
+
+// TestBuiltinSuites runs the suites of kiln's built-in policies
+// (rules/*/policies/tests) and checks that every policy has one, with a
+// denied and an allowed case.
+func TestBuiltinSuites(t *testing.T) {
+	rep := RunPaths([]string{"../rules"}, Options{})
+	if len(rep.Errors) > 0 {
+		t.Fatalf("broken suites: %v", rep.Errors)
+	}
+	for _, r := range rep.Results {
+		if r.Status != Pass {
+			t.Errorf("%s: %s: %s (expected %s, got %s)", r.Pos, r.Case, r.Message, r.Expected, r.Got)
+		}
+	}
+	covered := map[string]map[Outcome]bool{}
+	for _, f := range rep.Files {
+		s, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range s.Builtin {
+			if o.Kind != "ValidatingAdmissionPolicy" {
+				continue
+			}
+			if covered[o.Name] == nil {
+				covered[o.Name] = map[Outcome]bool{}
+			}
+			for _, c := range s.Cases {
+				covered[o.Name][c.Expect.Outcome] = true
+			}
+		}
+	}
+	for _, p := range policies.All() {
+		if !covered[p.Name][Denied] || !covered[p.Name][Allowed] {
+			t.Errorf("built-in policy %s: want a suite under rules/*/policies/tests with a denied and an allowed case (have %v)", p.Name, covered[p.Name])
+		}
+	}
+}
+
+// teamLabel is a Mutator for tests: it adds the label team: platform, as
+// testdata/kyverno/map's policy does.
+type teamLabel struct{ calls int }
+
+func (m *teamLabel) Mutate(policies, context []*manifest.Object, req cel.Request) (map[string]any, error) {
+	m.calls++
+	c, err := req.Object.Content()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for k, v := range c {
+		out[k] = v
+	}
+	md := map[string]any{}
+	for k, v := range c["metadata"].(map[string]any) {
+		md[k] = v
+	}
+	md["labels"] = map[string]any{"team": "platform"}
+	out["metadata"] = md
+	return out, nil
+}
+
+func TestKyverno(t *testing.T) {
+	rep := RunPaths([]string{"testdata/kyverno/vap"}, Options{})
+	want := []string{
+		"check-deployment-replicas pass Deployment/deployment-pass=pass",
+		"check-deployment-replicas fail Deployment/staging-ns/deployment-fail=pass",
+		"check-deployment-replicas skip Deployment/prod-ns/deployment-skip=pass", // resourceSpecs
+		// No binding: the server never evaluates the policy.
+		"disallow-host-path fail Deployment/deployment-fail=fail",
+		// A Warn binding under the test's userinfo.
+		"require-owner fail Deployment/deployment-pass=pass",
+	}
+	if got := statuses(rep); strings.Join(got, "\n") != strings.Join(want, "\n") || len(rep.Errors) > 0 {
+		t.Errorf("kyverno vap: errors %v\ngot  %q\nwant %q", rep.Errors, got, want)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	for _, n := range []string{"result 6 (policy require-latest-tag) is for one of Kyverno's own policies: not run", `"disallow-host-path" is admissionregistration.k8s.io/v1beta1: served by Kubernetes 1.28 to 1.33 only when`} {
+		if !strings.Contains(notes, n) {
+			t.Errorf("notes lack %q:\n%s", n, notes)
+		}
+	}
+
+	// A mutation: not evaluated without a Mutator, never a pass.
+	rep = RunPaths([]string{"testdata/kyverno/map"}, Options{})
+	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=error") || !strings.Contains(rep.Results[0].Message, "cannot evaluate mutations") || rep.ExitCode() != 1 {
+		t.Errorf("without a Mutator: %v %v", got, rep.Results)
+	}
+	m := &teamLabel{}
+	rep = RunPaths([]string{"testdata/kyverno/map"}, Options{Mutator: m})
+	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=pass") || m.calls != 1 {
+		t.Errorf("with a Mutator: %v %v (calls %d)", got, rep.Results, m.calls)
+	}
+}
+
+// TestOutputs runs a suite with passing and failing cases through every
+// format (goldens under testdata/outputs).
+func TestOutputs(t *testing.T) {
+	rep := RunPaths([]string{"testdata/outputs/kiln-test.yaml"}, Options{})
+	if rep.ExitCode() != 1 {
+		t.Errorf("exit code %d, want 1", rep.ExitCode())
+	}
+	for _, format := range Formats {
+		var buf bytes.Buffer
+		if err := Write(&buf, format, rep); err != nil {
+			t.Fatal(err)
+		}
+		golden.Check(t, filepath.Join("testdata/outputs", "out."+format+".golden"), buf.Bytes())
+	}
+}
+
+// TestBrokenFiles checks that each broken test file is an error at its line.
+func TestBrokenFiles(t *testing.T) {
+	head := "apiVersion: kiln.dev/v1alpha1\nkind: PolicyTest\nresources: [objects.yaml]\n"
+	tests := []struct{ name, file, want string }{
+		{"unknown key", head + "cases: []\npolicy: [x]\n", `kiln-test.yaml:5:1: unknown key "policy" in a test file`},
+		{"no cases", head + "cases: []\n", "kiln-test.yaml:4:8: cases must be a non-empty list"},
+		{"wrong kind", "apiVersion: kiln.dev/v1alpha1\nkind: Test2\ncases: []\n", "kiln-test.yaml:2:7: kind must be PolicyTest"},
+		{"unknown result", head + "cases:\n  - name: a\n    object: web\n    expect: {result: blocked}\n", `kiln-test.yaml:7:22: result "blocked": use one of allowed, denied, warned`},
+		{"missing object", head + "cases:\n  - name: a\n    object: nope\n    expect: {result: allowed}\n", `kiln-test.yaml:6:13: object "nope" is not among the resources (Pod/web)`},
+		{"update without old", head + "cases:\n  - name: a\n    operation: UPDATE\n    object: web\n    expect: {result: allowed}\n", "kiln-test.yaml:5:5: an UPDATE case needs object and oldObject"},
+		{"bad operation", head + "cases:\n  - name: a\n    operation: PATCH\n    object: web\n    expect: {result: allowed}\n", `kiln-test.yaml:6:16: operation "PATCH": use one of CREATE, DELETE, UPDATE`},
+		{"duplicate key", head + "cases:\n  - name: a\n    name: b\n", `kiln-test.yaml:6:5: duplicate key "name" (first at line 5)`},
+		{"missing file", "apiVersion: kiln.dev/v1alpha1\nkind: PolicyTest\npolicies: [nope.yaml]\ncases: []\n", "kiln-test.yaml:3:12: cannot read nope.yaml: no such file or directory"},
+		{"allowed with message", head + "cases:\n  - name: a\n    object: web\n    expect: {result: allowed, message: x}\n", "kiln-test.yaml:7:14: result allowed takes no policy or message"},
+		{"unknown builtin", head + "builtinPolicies: [kiln-nope]\ncases: []\n", `kiln-test.yaml:4:19: builtinPolicies: kiln has no built-in policy "kiln-nope"`},
+		{"kyverno unknown key", "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nresults: []\nresult: []\n", `kyverno-test.yaml:4:1: unknown key "result" in a Kyverno test`},
+		{"kyverno bad result", "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nresources: [objects.yaml]\nresults:\n  - policy: p\n    isValidatingAdmissionPolicy: true\n    kind: Pod\n    resources: [web]\n    result: ok\n", `kyverno-test.yaml:9:13: result "ok": use one of`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			name := "kiln-test.yaml"
+			if strings.Contains(tt.file, "kyverno") {
+				name = "kyverno-test.yaml"
+			}
+			os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: a, image: a}]}\n"), 0o644)
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, []byte(tt.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rep := RunPaths([]string{dir}, Options{})
+			if rep.ExitCode() != 2 || len(rep.Errors) != 1 {
+				t.Fatalf("exit %d, errors %v, results %v", rep.ExitCode(), rep.Errors, statuses(rep))
+			}
+			got := strings.ReplaceAll(rep.Errors[0].Error(), dir+string(filepath.Separator), "")
+			if !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got  %s\nwant %s…", got, tt.want)
+			}
+		})
+	}
+}
