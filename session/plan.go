@@ -1,6 +1,8 @@
 package session
 
 import (
+	"io"
+
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules/checkers"
@@ -33,6 +35,15 @@ func (s *Session) PlanPSA(paths []string) (*Planned, error) {
 		return nil, err
 	}
 	return &Planned{Plan: plan, InputErrors: inputErrs}, nil
+}
+
+// Write writes the plan in format (text or json) and returns the input
+// problems met making it, as the error the run ends with.
+func (p *Planned) Write(w io.Writer, format string) error {
+	if err := p.Plan.Write(w, format); err != nil {
+		return err
+	}
+	return inputErrors(p.InputErrors)
 }
 
 // readAll reads everything the paths hold into memory, as a lint reads it:

@@ -12,6 +12,20 @@ import (
 	"k8s.io/pod-security-admission/api"
 )
 
+// Formats are the output formats of a plan.
+var Formats = []string{"text", "json"}
+
+// Write writes the plan in format, one of Formats.
+func (p *Plan) Write(w io.Writer, format string) error {
+	switch format {
+	case "text":
+		return p.WriteText(w)
+	case "json":
+		return p.WriteJSON(w)
+	}
+	return fmt.Errorf("--format %q: use text or json", format)
+}
+
 // WriteJSON writes the plan as indented JSON (maps with sorted keys).
 func (p *Plan) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
