@@ -212,6 +212,7 @@ func (ev *objectEval) namespace() (*corev1.Namespace, error) {
 // validate runs the policy's validations with one param and reports its
 // denials and audit annotations.
 func (ev *objectEval) validate(p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding, matchResource schema.GroupVersionResource, versionedAttr *admission.VersionedAttributes, param runtimek8s.Object, namespace *corev1.Namespace) {
+	p.compiled()
 	if failsFastMatch(ev.ctx, p.fastMatch, versionedAttr, param) {
 		return // upstream's Match would say no match: no decision
 	}

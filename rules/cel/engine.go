@@ -37,6 +37,13 @@ type Options struct {
 	// set refers to, to all objects, with these validationActions (for
 	// rule sets written as policies without bindings).
 	DefaultActions []admissionv1.ValidationAction
+	// CompileOnMatch defers compiling a policy's expressions until a
+	// binding of it first matches an object, so that a run pays only for
+	// the policies its kinds can match. Setup then leaves compile problems
+	// out (the validator still fails at evaluation as upstream's does): for
+	// policies known to compile, as kiln's built-in ones (a test compiles
+	// each eagerly).
+	CompileOnMatch bool
 }
 
 // Engine is a compiled set of ValidatingAdmissionPolicies and bindings
@@ -77,6 +84,9 @@ type policyEntry struct {
 	fieldMessages bool
 	// fastMatch are the matchConditions evaluated before Validate (fastmatch.go).
 	fastMatch []celgo.Program
+	// compileOnce compiles validator and fastMatch on first use under
+	// Options.CompileOnMatch (compiled at load otherwise).
+	compileOnce sync.Once
 	// matches caches DefinitionMatches by request kind and resource for a
 	// policy without namespace and object selectors, whose answer depends on
 	// nothing else (matching.Matcher.Matches).
@@ -223,13 +233,12 @@ func (e *Engine) load(p *policyEntry) {
 	if spec.Spec.MatchConstraints == nil {
 		e.problem(p.ruleID, p.obj, "spec", rules.Error, "ValidatingAdmissionPolicy %q has no spec.matchConstraints (required); the API server would reject it", p.name)
 	}
-	var problems []compileProblem
-	p.validator, problems = compilePolicy(spec)
-	for _, cp := range problems {
-		e.problem(p.ruleID, p.obj, cp.Field, rules.Error, "ValidatingAdmissionPolicy %q: %s does not compile: %v", p.name, cp.Field, cp.Err)
-	}
-	if len(problems) == 0 {
-		p.fastMatch = fastMatchConditions(spec)
+	if !e.opts.CompileOnMatch {
+		p.compileOnce.Do(func() {
+			for _, cp := range p.compile(true) {
+				e.problem(p.ruleID, p.obj, cp.Field, rules.Error, "ValidatingAdmissionPolicy %q: %s does not compile: %v", p.name, cp.Field, cp.Err)
+			}
+		})
 	}
 	p.cacheMatches = selectorFree(spec)
 	if pk := spec.Spec.ParamKind; pk != nil {
@@ -254,6 +263,24 @@ func (e *Engine) load(p *policyEntry) {
 		}
 		p.params = e.paramsOf(res)
 	}
+}
+
+// compile compiles the policy's validator and, when every expression
+// compiles, its fast match conditions; checkEach finds the expressions
+// that do not compile (see compilePolicy).
+func (p *policyEntry) compile(checkEach bool) []compileProblem {
+	var problems []compileProblem
+	p.validator, problems = compilePolicy(p.spec, checkEach)
+	if len(problems) == 0 {
+		p.fastMatch = fastMatchConditions(p.spec)
+	}
+	return problems
+}
+
+// compiled compiles the policy if load deferred it (Options.CompileOnMatch).
+func (p *policyEntry) compiled() *policyEntry {
+	p.compileOnce.Do(func() { p.compile(false) })
+	return p
 }
 
 // paramsOf indexes the input's objects of the param kind (any version of its
