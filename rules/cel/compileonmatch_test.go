@@ -10,8 +10,20 @@ import (
 )
 
 // compileOnMatchInput: one policy for Deployments, one for ConfigMaps (whose
-// expression would not even compile), and a Deployment that fails the first.
+// expression would not even compile), one for Deployments whose prefilter
+// (matchConditions) the Deployment fails, and a Deployment that fails the
+// first.
 const compileOnMatchInput = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: big}
+spec:
+  failurePolicy: Ignore
+  matchConstraints:
+    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}]
+  matchConditions: [{name: big, expression: "object.spec.replicas > 5"}]
+  validations: [{expression: "object.spec.replicas <= 10", message: too big}]
+---
+apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: replicas}
 spec:
@@ -41,7 +53,8 @@ spec:
 // TestCompileOnMatch: with CompileOnMatch an engine compiles only the
 // policies an evaluated object matched, reports the same denials as an
 // engine that compiled everything up front, and leaves compile problems
-// out of Setup.
+// out of Setup; a policy whose prefilter the object fails compiles its
+// matchConditions only.
 func TestCompileOnMatch(t *testing.T) {
 	objs, errs := manifest.Parse("test.yaml", []byte(compileOnMatchInput))
 	if len(errs) > 0 {
@@ -50,13 +63,13 @@ func TestCompileOnMatch(t *testing.T) {
 	deny := []admissionv1.ValidationAction{admissionv1.Deny}
 	findings := func(e *Engine) string {
 		var out []string
-		for _, d := range e.EvaluateObject(objs[2]) {
+		for _, d := range e.EvaluateObject(objs[3]) {
 			out = append(out, fmt.Sprintf("%s %s %s", d.Rule, d.Severity, d.Message))
 		}
 		return strings.Join(out, "\n")
 	}
-	eager := New(objs[:2], objs, Options{DefaultActions: deny})
-	lazy := New(objs[:2], objs, Options{DefaultActions: deny, CompileOnMatch: true})
+	eager := New(objs[:3], objs, Options{DefaultActions: deny})
+	lazy := New(objs[:3], objs, Options{DefaultActions: deny, CompileOnMatch: true})
 	if len(eager.Setup()) != 1 || len(lazy.Setup()) != 0 {
 		t.Errorf("setup: eager %v, lazy %v; want the configmaps compile error only eagerly", eager.Setup(), lazy.Setup())
 	}
@@ -67,14 +80,14 @@ func TestCompileOnMatch(t *testing.T) {
 		}
 		return out
 	}
-	if c := compiled(lazy); c["replicas"] || c["configmaps"] {
+	if c := compiled(lazy); c["replicas"] || c["configmaps"] || c["big"] {
 		t.Errorf("compiled before any evaluation: %v", c)
 	}
 	want, got := findings(eager), findings(lazy)
 	if want == "" || got != want {
 		t.Errorf("lazy findings:\n%s\nwant (eager):\n%s", got, want)
 	}
-	if c := compiled(lazy); !c["replicas"] || c["configmaps"] {
-		t.Errorf("after a Deployment: compiled %v, want replicas only", c)
+	if c := compiled(lazy); !c["replicas"] || c["configmaps"] || c["big"] {
+		t.Errorf("after a Deployment: compiled %v, want replicas only (big's prefilter is false)", c)
 	}
 }

@@ -84,9 +84,10 @@ type policyEntry struct {
 	fieldMessages bool
 	// fastMatch are the matchConditions evaluated before Validate (fastmatch.go).
 	fastMatch []celgo.Program
-	// compileOnce compiles validator and fastMatch on first use under
-	// Options.CompileOnMatch (compiled at load otherwise).
-	compileOnce sync.Once
+	// lazy: validator and fastMatch are compiled on first use, each under
+	// its Once (Options.CompileOnMatch); at load otherwise.
+	lazy                  bool
+	fastOnce, compileOnce sync.Once
 	// matches caches DefinitionMatches by request kind and resource for a
 	// policy without namespace and object selectors, whose answer depends on
 	// nothing else (matching.Matcher.Matches).
@@ -233,7 +234,8 @@ func (e *Engine) load(p *policyEntry) {
 	if spec.Spec.MatchConstraints == nil {
 		e.problem(p.ruleID, p.obj, "spec", rules.Error, "ValidatingAdmissionPolicy %q has no spec.matchConstraints (required); the API server would reject it", p.name)
 	}
-	if !e.opts.CompileOnMatch {
+	p.lazy = e.opts.CompileOnMatch
+	if !p.lazy {
 		p.compileOnce.Do(func() {
 			for _, cp := range p.compile(true) {
 				e.problem(p.ruleID, p.obj, cp.Field, rules.Error, "ValidatingAdmissionPolicy %q: %s does not compile: %v", p.name, cp.Field, cp.Err)
@@ -277,10 +279,23 @@ func (p *policyEntry) compile(checkEach bool) []compileProblem {
 	return problems
 }
 
-// compiled compiles the policy if load deferred it (Options.CompileOnMatch).
-func (p *policyEntry) compiled() *policyEntry {
-	p.compileOnce.Do(func() { p.compile(false) })
-	return p
+// fastMatchConditions returns the policy's fast match conditions, compiled
+// on first use under Options.CompileOnMatch (the policy's expressions are
+// known to compile), before and without its validator.
+func (p *policyEntry) fastMatchConditions() []celgo.Program {
+	p.fastOnce.Do(func() {
+		if p.lazy {
+			p.fastMatch = fastMatchConditions(p.spec)
+		}
+	})
+	return p.fastMatch
+}
+
+// compiledValidator returns the policy's validator, compiled on first use
+// under Options.CompileOnMatch.
+func (p *policyEntry) compiledValidator() validating.Validator {
+	p.compileOnce.Do(func() { p.validator, _ = compilePolicy(p.spec, false) })
+	return p.validator
 }
 
 // paramsOf indexes the input's objects of the param kind (any version of its
