@@ -17,6 +17,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -230,14 +231,25 @@ func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind,
 	if first {
 		return r.res
 	}
-	c := runtime.DeepCopyJSON(r.content)
-	if m, ok := c["metadata"].(map[string]any); ok && m["uid"] != nil {
-		m["uid"] = stableUID(o)
-	}
-	o.SetContent(c)
+	o.SetContent(sharedCopy(r.content, o))
 	res := r.res
 	res.Problems = append([]Problem(nil), r.res.Problems...)
 	return res
+}
+
+// sharedCopy is the admitted content of a copy of a manifest: the first
+// copy's, with only its top level and metadata its own, for its uid. The
+// rest is shared: admitted content is read-only (whoever changes an
+// object's content sets a new one, as admission does), so the copies of one
+// large manifest (a CRD every overlay renders) cost their size once.
+func sharedCopy(content map[string]any, o *manifest.Object) map[string]any {
+	c := maps.Clone(content)
+	if m, ok := c["metadata"].(map[string]any); ok && m["uid"] != nil {
+		m = maps.Clone(m)
+		m["uid"] = stableUID(o)
+		c["metadata"] = m
+	}
+	return c
 }
 
 // admitJSON is admitBuiltin for one manifest and its JSON.

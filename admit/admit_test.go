@@ -224,3 +224,31 @@ func TestNothingInventedInMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeCopiesShareContent: copies of a large manifest (a CRD every
+// overlay renders) share the first copy's admitted content but for their
+// top level and metadata, which hold each copy's own uid.
+func TestLargeCopiesShareContent(t *testing.T) {
+	big := strings.Replace(deploy, "metadata: {name: web, namespace: shop}",
+		"metadata: {name: web, namespace: shop, annotations: {note: "+strings.Repeat("x", copiesFrom)+"}}", 1)
+	a1, _ := manifest.Parse("a.yaml", []byte(big))
+	b1, _ := manifest.Parse("b.yaml", []byte(big))
+	objs := append(a1, b1...)
+	ad := New(objs, manifest.BuiltinKinds(), Options{KubeVersion: manifest.LatestKube})
+	ad.Admit(objs[0])
+	ad.Admit(objs[1])
+	c1, _ := objs[0].Content()
+	c2, _ := objs[1].Content()
+	m1, m2 := c1["metadata"].(map[string]any), c2["metadata"].(map[string]any)
+	if m1["uid"] == m2["uid"] || m1["uid"] == nil || m2["uid"] != stableUID(objs[1]) {
+		t.Errorf("uids %v and %v: want each copy's own", m1["uid"], m2["uid"])
+	}
+	if fmt.Sprintf("%p", c1["spec"]) != fmt.Sprintf("%p", c2["spec"]) {
+		t.Errorf("the copies' specs are two maps: want the admitted one shared")
+	}
+	delete(m2, "uid")
+	delete(m1, "uid")
+	if fmt.Sprint(c1) != fmt.Sprint(c2) {
+		t.Errorf("copies' admitted content differs beyond the uid")
+	}
+}

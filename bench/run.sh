@@ -5,7 +5,11 @@
 # Prints objects/s, wall and CPU seconds and peak RSS for (a) a bare YAML
 # parse + decode of the same files, (b) Pod Security Admission only, and
 # (c) everything: PSA, ten users' ValidatingAdmissionPolicies
-# (bench/policies) and kiln's own rules, then Go micro-benchmarks.
+# (bench/policies) and kiln's own rules; then one small file (bench/small.yaml,
+# the start-up a pre-commit hook or an editor pays on every run) and, when
+# REALWORLD (default ../shared/realworld) holds them, the argo-workflows and
+# argo-cd deploy trees (kustomize builds of large CRDs), each with its bare
+# parse beside it; then Go micro-benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The corpus generator (stdlib-only Python 3) lives in bench/; GEN overrides it.
@@ -40,6 +44,15 @@ for n in ${SIZES:-1000 10000 50000 200000}; do
   "$OUT/measure" "(a) parse only, $n" "$n" -- "$OUT/parseonly" "$dir"
   "$OUT/measure" "(b) PSA only, $n" "$n" -- "$KILN" lint --config "$OUT/psa-only.yaml" -f json "$dir"
   "$OUT/measure" "(c) everything, $n" "$n" -- "$KILN" lint --config "$OUT/all.yaml" --policy bench/policies -f json "$dir"
+done
+RUNS=$small_runs
+"$OUT/measure" "(a) parse only, small file" 1 -- "$OUT/parseonly" bench/small.yaml
+"$OUT/measure" "(c) everything, small file" 1 -- "$KILN" lint --config "$OUT/all.yaml" -f json bench/small.yaml
+REALWORLD=${REALWORLD:-../shared/realworld}
+for tree in argo-workflows argo-cd; do
+  [ -d "$REALWORLD/$tree" ] || continue
+  "$OUT/measure" "(a) parse only, $tree" 0 -- "$OUT/parseonly" "$REALWORLD/$tree"
+  "$OUT/measure" "(d) kiln lint, $tree" 0 -- "$KILN" lint -f json "$REALWORLD/$tree"
 done
 if [ -z "${NO_GOBENCH:-}" ]; then
   go test -run '^$' -bench . -benchtime 3x ./manifest/... ./rules/... ./compiler/... 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true

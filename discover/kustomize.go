@@ -110,8 +110,9 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 			errs = append(errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize output: " + err.Error()})
 			continue
 		}
+		var schemas []restored
 		if stub {
-			if err := shared.sources.restore(node); err != nil {
+			if schemas, err = shared.sources.restore(node); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -122,6 +123,7 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 		}
 		file := shared.origins.place(b.file, originFile, originLine, tree.generators, node)
 		fillPositions(node)
+		share(schemas)
 		o, err := manifest.NewRenderedObject(file, b.dir, i, node)
 		if err != nil {
 			errs = append(errs, err)

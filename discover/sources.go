@@ -278,9 +278,12 @@ func schemaSlots(doc *yaml.Node) [][]*yaml.Node {
 	return slots
 }
 
-// restore puts the written schemas back into a rendered CRD. It fails if a
-// build changed a placeholder.
-func (s *sources) restore(doc *yaml.Node) error {
+// restore puts the written schemas back into a rendered CRD, each a copy
+// (the build goes on to set the rendered tree's positions), and returns
+// them with the schemas they copy, for share. It fails if a build changed a
+// placeholder.
+func (s *sources) restore(doc *yaml.Node) ([]restored, error) {
+	var out []restored
 	for _, slot := range schemaSlots(doc) {
 		v := slot[1]
 		id := scalarAt(v, stubKey)
@@ -289,7 +292,7 @@ func (s *sources) restore(doc *yaml.Node) error {
 		}
 		n, err := strconv.Atoi(id)
 		if err != nil || len(v.Content) != 2 {
-			return errStubTouched
+			return nil, errStubTouched
 		}
 		s.mu.Lock()
 		var orig *yaml.Node
@@ -298,11 +301,49 @@ func (s *sources) restore(doc *yaml.Node) error {
 		}
 		s.mu.Unlock()
 		if orig == nil {
-			return errStubTouched
+			return nil, errStubTouched
 		}
 		slot[1] = deepCopy(orig)
+		out = append(out, restored{slot: slot, orig: orig})
 	}
-	return nil
+	return out, nil
+}
+
+// restored is a schema restore put back: slot[1] is the copy of orig.
+type restored struct {
+	slot []*yaml.Node
+	orig *yaml.Node
+}
+
+// share replaces each restored copy that came out of the build's
+// positioning identical to the schema as written (every field, position
+// included) with that schema, so that the overlays rendering one large CRD
+// hold its schema once, not once each (argo-workflows: 8 builds of the
+// same CRDs). Nothing edits a rendered tree once it is an object.
+func share(rs []restored) {
+	for _, r := range rs {
+		if sameTree(r.slot[1], r.orig) {
+			r.slot[1] = r.orig
+		}
+	}
+}
+
+// sameTree reports whether two node trees are equal in every field.
+func sameTree(a, b *yaml.Node) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || a.Kind != b.Kind || a.Style != b.Style || a.Tag != b.Tag || a.Value != b.Value ||
+		a.Anchor != b.Anchor || a.Alias != b.Alias || a.HeadComment != b.HeadComment || a.LineComment != b.LineComment ||
+		a.FootComment != b.FootComment || a.Line != b.Line || a.Column != b.Column || len(a.Content) != len(b.Content) {
+		return false
+	}
+	for i := range a.Content {
+		if !sameTree(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // deepCopy copies a node tree, positions included, resolving aliases.

@@ -104,6 +104,9 @@ type Object struct {
 	content map[string]any
 	err     error
 	notes   []Note
+	// noted: notes hold what decoding notices already (a rendered object
+	// decoded when made), so decoding again leaves them be.
+	noted bool
 }
 
 // Notes returns what decoding the object noticed (YAML 1.1 values,
@@ -140,7 +143,10 @@ func NewObject(file string, doc, item int, node *yaml.Node) (*Object, error) {
 // NewRenderedObject builds an object from a rendered document (a chart's
 // or a kustomization's output) whose node positions were mapped onto file:
 // nodes with Line 0 are located at their nearest parent. The content is
-// decoded at once, so a bad document is an error here, not in a rule.
+// decoded at once, so a bad document is an error here, not in a rule; it is
+// then let go and decoded again from the node when first read, so that the
+// objects of a large tree (each overlay's copy of the same CRDs) do not all
+// hold their content while the rest of the tree renders.
 func NewRenderedObject(file, unit string, doc int, node *yaml.Node) (*Object, error) {
 	o, err := NewObject(file, doc, -1, node)
 	if err != nil {
@@ -150,6 +156,7 @@ func NewRenderedObject(file, unit string, doc int, node *yaml.Node) (*Object, er
 	if _, err := o.decode(nil); err != nil {
 		return nil, err
 	}
+	o.once, o.content, o.noted = sync.Once{}, nil, true
 	return o, nil
 }
 
@@ -244,7 +251,9 @@ func (o *Object) decode(in interner) (map[string]any, error) {
 			return
 		}
 		v, notes, err := decode(o.File, n, in)
-		o.notes = notes
+		if !o.noted {
+			o.notes = notes
+		}
 		if err != nil {
 			o.err = err
 			return

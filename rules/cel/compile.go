@@ -42,7 +42,9 @@ type compileProblem struct {
 // it also returns each expression that does not compile, with its field
 // path, so that kiln can report it on the policy itself; the validator
 // still carries the errors and fails at evaluation exactly as upstream.
-func compilePolicy(policy *admissionv1.ValidatingAdmissionPolicy) (validating.Validator, []compileProblem) {
+// Finding them compiles each expression a second time: without checkEach
+// (policies known to compile) it does not, and returns no problems.
+func compilePolicy(policy *admissionv1.ValidatingAdmissionPolicy, checkEach bool) (validating.Validator, []compileProblem) {
 	hasParam := policy.Spec.ParamKind != nil
 	optionalVars := plugincel.OptionalVariableDeclarations{HasParams: hasParam, HasAuthorizer: true}
 	expressionOptionalVars := plugincel.OptionalVariableDeclarations{HasParams: hasParam, HasAuthorizer: false}
@@ -55,7 +57,7 @@ func compilePolicy(policy *admissionv1.ValidatingAdmissionPolicy) (validating.Va
 	}
 	var problems []compileProblem
 	check := func(field string, acc plugincel.ExpressionAccessor, opts plugincel.OptionalVariableDeclarations) {
-		if acc == nil {
+		if acc == nil || !checkEach {
 			return
 		}
 		if r := filterCompiler.CompileCELExpression(acc, opts, environment.StoredExpressions); r.Error != nil {

@@ -225,10 +225,10 @@ func (ev *objectEval) namespace() (*corev1.Namespace, error) {
 // validate runs the policy's validations with one param and reports its
 // denials and audit annotations.
 func (ev *objectEval) validate(p *policyEntry, binding *admissionv1.ValidatingAdmissionPolicyBinding, matchResource schema.GroupVersionResource, versionedAttr *admission.VersionedAttributes, param runtimek8s.Object, namespace *corev1.Namespace) {
-	if ev.a.GetOperation() == admission.Create && failsFastMatch(ev.ctx, p.fastMatch, versionedAttr, param) {
+	if ev.a.GetOperation() == admission.Create && failsFastMatch(ev.ctx, p.fastMatchConditions(), versionedAttr, param) {
 		return // upstream's Match would say no match: no decision
 	}
-	result := p.validator.Validate(ev.ctx, matchResource, versionedAttr, param, namespace, celconfig.RuntimeCELCostBudget, ev.authz)
+	result := p.compiledValidator().Validate(ev.ctx, matchResource, versionedAttr, param, namespace, celconfig.RuntimeCELCostBudget, ev.authz)
 	for _, decision := range result.Decisions {
 		if decision.Action == validating.ActionDeny {
 			ev.denial(p, binding, decision.Message)

@@ -38,6 +38,13 @@ type Options struct {
 	// set refers to, to all objects, with these validationActions (for
 	// rule sets written as policies without bindings).
 	DefaultActions []admissionv1.ValidationAction
+	// CompileOnMatch defers compiling a policy's expressions until a
+	// binding of it first matches an object, so that a run pays only for
+	// the policies its kinds can match. Setup then leaves compile problems
+	// out (the validator still fails at evaluation as upstream's does): for
+	// policies known to compile, as kiln's built-in ones (a test compiles
+	// each eagerly).
+	CompileOnMatch bool
 }
 
 // Engine is a compiled set of ValidatingAdmissionPolicies and bindings
@@ -78,6 +85,10 @@ type policyEntry struct {
 	fieldMessages bool
 	// fastMatch are the matchConditions evaluated before Validate (fastmatch.go).
 	fastMatch []celgo.Program
+	// lazy: validator and fastMatch are compiled on first use, each under
+	// its Once (Options.CompileOnMatch); at load otherwise.
+	lazy                  bool
+	fastOnce, compileOnce sync.Once
 	// matches caches DefinitionMatches by request kind and resource for a
 	// policy without namespace and object selectors, whose answer depends on
 	// nothing else (matching.Matcher.Matches).
@@ -225,13 +236,13 @@ func (e *Engine) load(p *policyEntry) {
 	if spec.Spec.MatchConstraints == nil {
 		e.problem(p.ruleID, p.obj, "spec", rules.Error, "ValidatingAdmissionPolicy %q has no spec.matchConstraints (required); the API server would reject it", p.name)
 	}
-	var problems []compileProblem
-	p.validator, problems = compilePolicy(spec)
-	for _, cp := range problems {
-		e.problem(p.ruleID, p.obj, cp.Field, rules.Error, "ValidatingAdmissionPolicy %q: %s does not compile: %v", p.name, cp.Field, cp.Err)
-	}
-	if len(problems) == 0 {
-		p.fastMatch = fastMatchConditions(spec)
+	p.lazy = e.opts.CompileOnMatch
+	if !p.lazy {
+		p.compileOnce.Do(func() {
+			for _, cp := range p.compile(true) {
+				e.problem(p.ruleID, p.obj, cp.Field, rules.Error, "ValidatingAdmissionPolicy %q: %s does not compile: %v", p.name, cp.Field, cp.Err)
+			}
+		})
 	}
 	p.cacheMatches = selectorFree(spec)
 	if pk := spec.Spec.ParamKind; pk != nil {
@@ -256,6 +267,37 @@ func (e *Engine) load(p *policyEntry) {
 		}
 		p.params = e.paramsOf(res)
 	}
+}
+
+// compile compiles the policy's validator and, when every expression
+// compiles, its fast match conditions; checkEach finds the expressions
+// that do not compile (see compilePolicy).
+func (p *policyEntry) compile(checkEach bool) []compileProblem {
+	var problems []compileProblem
+	p.validator, problems = compilePolicy(p.spec, checkEach)
+	if len(problems) == 0 {
+		p.fastMatch = fastMatchConditions(p.spec)
+	}
+	return problems
+}
+
+// fastMatchConditions returns the policy's fast match conditions, compiled
+// on first use under Options.CompileOnMatch (the policy's expressions are
+// known to compile), before and without its validator.
+func (p *policyEntry) fastMatchConditions() []celgo.Program {
+	p.fastOnce.Do(func() {
+		if p.lazy {
+			p.fastMatch = fastMatchConditions(p.spec)
+		}
+	})
+	return p.fastMatch
+}
+
+// compiledValidator returns the policy's validator, compiled on first use
+// under Options.CompileOnMatch.
+func (p *policyEntry) compiledValidator() validating.Validator {
+	p.compileOnce.Do(func() { p.validator, _ = compilePolicy(p.spec, false) })
+	return p.validator
 }
 
 // paramsOf indexes the input's objects of the param kind (any version of its
