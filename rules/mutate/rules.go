@@ -1,0 +1,112 @@
+package mutate
+
+import "github.com/kilnhq/kiln/rules"
+
+// The rules of mutating admission, reported by the schema checker (which
+// runs the Mutator while it admits each object).
+const (
+	RuleApplied = "mutation/applied"
+	RuleDenied  = "mutation/denied"
+	RuleBinding = "mutation/binding"
+)
+
+const examplePolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: default-team
+spec:
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: [v1]
+        operations: [CREATE]
+        resources: [configmaps]
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  mutations:
+    - patchType: ApplyConfiguration
+      applyConfiguration:
+        expression: 'Object{metadata: Object.metadata{labels: {"team": "platform"}}}'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: default-team
+spec:
+  policyName: default-team
+---
+`
+
+// Rules are the mutation/… rules.
+var Rules = []*rules.Rule{
+	{
+		ID:       RuleApplied,
+		Severity: rules.Info,
+		Summary:  "a MutatingAdmissionPolicy changed the object before it was judged",
+		Doc: "The API server runs mutating admission before it validates an object: MutatingAdmissionPolicies and their " +
+			"bindings (in the input or under --policy) change each object they match, and Pod Security, " +
+			"ValidatingAdmissionPolicies, the schema checks and kiln's own rules judge the changed object, as the server " +
+			"does. The finding names the policy, the binding and the fields it changed, so that a reviewer sees why a " +
+			"violation disappeared. kiln build --show-mutated prints the objects as admitted.",
+		Fail: examplePolicy + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  mode: prod\n",
+		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  mode: prod\n",
+	},
+	{
+		ID:       RuleDenied,
+		Severity: rules.Error,
+		Summary:  "mutating admission refuses the object (a policy failed under failurePolicy Fail)",
+		Doc: "A MutatingAdmissionPolicy whose matchConditions, variables or mutations fail to evaluate (an error, " +
+			"the CEL cost limit, a patch that does not apply, a missing param with parameterNotFoundAction Deny) " +
+			"makes the API server refuse the request when its failurePolicy is Fail (the default); with Ignore the " +
+			"server skips the policy. The message is the server's.",
+		Fail: `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: strict
+spec:
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [""]
+        apiVersions: [v1]
+        operations: [CREATE]
+        resources: [configmaps]
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  mutations:
+    - patchType: JSONPatch
+      jsonPatch:
+        expression: '[JSONPatch{op: "test", path: "/data/mode", value: "dev"}]'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: strict
+spec:
+  policyName: strict
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+data:
+  mode: prod
+`,
+		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  mode: prod\n",
+	},
+	{
+		ID:       RuleBinding,
+		Severity: rules.Warning,
+		Summary:  "a MutatingAdmissionPolicyBinding names a policy that is not there, or a policy is defined twice",
+		Doc: "The API server ignores a binding until the MutatingAdmissionPolicy it names exists, so nothing is " +
+			"mutated; add the policy to the linted files or to --policy, or fix spec.policyName.",
+		Fail: `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: orphan
+spec:
+  policyName: missing
+`,
+		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  mode: prod\n",
+	},
+}
