@@ -21,12 +21,17 @@ type bindingEntry struct {
 // reads), defaulted. Those the server refused at create (o.Refused: their
 // problems are the schema checker's findings) never exist. A second policy
 // of the same name is reported and left out.
-func load(objs []*manifest.Object, report func(rules.Diagnostic)) (map[string]*admissionv1.MutatingAdmissionPolicy, []bindingEntry) {
-	policies := map[string]*admissionv1.MutatingAdmissionPolicy{}
+func load(objs []*manifest.Object, report func(rules.Diagnostic)) (policies map[string]*admissionv1.MutatingAdmissionPolicy, bindings []bindingEntry, refused map[string]bool) {
+	policies, refused = map[string]*admissionv1.MutatingAdmissionPolicy{}, map[string]bool{}
 	where := map[string]*manifest.Object{}
-	var bindings []bindingEntry
 	for _, o := range objs {
-		if !IsPolicyObject(o) || o.Refused {
+		if !IsPolicyObject(o) {
+			continue
+		}
+		if o.Refused {
+			if o.Kind == kindPolicy {
+				refused[o.Name] = true
+			}
 			continue
 		}
 		switch o.Kind {
@@ -47,7 +52,7 @@ func load(objs []*manifest.Object, report func(rules.Diagnostic)) (map[string]*a
 			}
 		}
 	}
-	return policies, bindings
+	return policies, bindings, refused
 }
 
 // decode reads o (any version the scheme knows) into out, defaulted.

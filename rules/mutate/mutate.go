@@ -17,7 +17,6 @@
 package mutate
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -70,6 +69,9 @@ type Mutator struct {
 	oi         admission.ObjectInterfaces
 	user       user.Info
 	report     func(rules.Diagnostic)
+	// matchPods: some policy's matchConstraints may match Pods, so pod
+	// templates are mutated as their Pods would be.
+	matchPods bool
 }
 
 // New loads and compiles the MutatingAdmissionPolicies and bindings among
@@ -78,9 +80,14 @@ type Mutator struct {
 // returns nil when there is no policy with a binding. Findings (applied
 // mutations, denials, bindings without their policy) go to report.
 func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report func(rules.Diagnostic)) *Mutator {
-	policies, bindings := load(objs, report)
+	policies, bindings, refused := load(objs, report)
 	for _, b := range bindings {
-		if _, ok := policies[b.spec.Spec.PolicyName]; !ok {
+		name := b.spec.Spec.PolicyName
+		switch _, ok := policies[name]; {
+		case ok:
+		case refused[name]:
+			report(rules.Diagnostic{Rule: RuleBinding, Object: b.obj, Field: "spec.policyName", Message: fmt.Sprintf("MutatingAdmissionPolicyBinding %q binds MutatingAdmissionPolicy %q, which the API server refuses at create (see its findings): the binding mutates nothing until the policy is fixed", b.spec.Name, name)})
+		default:
 			report(rules.Diagnostic{Rule: RuleBinding, Object: b.obj, Field: "spec.policyName", Message: fmt.Sprintf("MutatingAdmissionPolicyBinding %q refers to MutatingAdmissionPolicy %q, which is neither in the input nor under --policy; the API server ignores the binding until the policy exists", b.spec.Name, b.spec.Spec.PolicyName)})
 		}
 	}
@@ -131,6 +138,7 @@ func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report fu
 	if len(m.hooks) == 0 {
 		return nil
 	}
+	m.matchPods = m.anyMatchesPods()
 	return m
 }
 
@@ -178,20 +186,18 @@ func (m *Mutator) Mutate(o *manifest.Object, obj runtime.Object, gvk schema.Grou
 		}
 	}
 	attr := admission.NewAttributesRecord(obj, nil, gvk, ns, o.Name, res.GVR, "", admission.Create, &metav1.CreateOptions{}, false, m.user)
-	rec := &record{kind: gvk}
-	ctx := context.WithValue(context.Background(), recordKey{}, rec)
-	err := m.dispatcher.Dispatch(ctx, attr, m.oi, m.hooks)
-	if rc := attr.GetReinvocationContext(); err == nil && rc.ShouldReinvoke() {
-		rc.SetIsReinvoke()
-		err = m.dispatcher.Dispatch(ctx, attr, m.oi, m.hooks)
-	}
+	rec, err := m.dispatch(attr, gvk)
 	for _, c := range rec.changes() {
 		m.report(rules.Diagnostic{Rule: RuleApplied, Object: o, Field: c.fields[0], Message: c.message()})
 	}
 	if err != nil {
 		m.report(rules.Diagnostic{Rule: RuleDenied, Object: o, Message: err.Error() + " (mutating admission: the server refuses the object)"})
+		return attr.GetObject(), true
 	}
-	return attr.GetObject(), err != nil
+	if m.matchPods {
+		return m.templates(o, attr.GetObject(), gvk, ns), false
+	}
+	return attr.GetObject(), false
 }
 
 // objectInterfaces are the scheme's, as the server's for built-in kinds,
@@ -222,4 +228,30 @@ func (c change) message() string {
 		fields = fields[:maxFields]
 	}
 	return fmt.Sprintf("MutatingAdmissionPolicy '%s' with binding '%s' changed %s%s: every other rule judges the object as changed", c.policy, c.binding, strings.Join(fields, ", "), more)
+}
+
+// anyMatchesPods reports whether some policy's matchConstraints match a
+// Pod CREATE in some namespace (selectors aside).
+func (m *Mutator) anyMatchesPods() bool {
+	for _, h := range m.hooks {
+		mc := h.Policy.Spec.MatchConstraints
+		if mc == nil {
+			continue
+		}
+		for _, r := range mc.ResourceRules {
+			if matchesAny(r.APIGroups, "") && matchesAny(r.Resources, "pods") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func matchesAny(list []string, want string) bool {
+	for _, s := range list {
+		if s == "*" || s == want || (want == "pods" && s == "*/*") {
+			return true
+		}
+	}
+	return false
 }

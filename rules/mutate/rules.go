@@ -75,7 +75,7 @@ spec:
   mutations:
     - patchType: JSONPatch
       jsonPatch:
-        expression: '[JSONPatch{op: "test", path: "/data/mode", value: "dev"}]'
+        expression: '[JSONPatch{op: "add", path: "/data/copy", value: object.data["missing"]}]'
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingAdmissionPolicyBinding
