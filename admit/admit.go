@@ -25,6 +25,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -222,6 +223,9 @@ func (a *Admitter) Admit(o *manifest.Object) (res Result) {
 		return r
 	}
 	if a.crds.handles(gvk) {
+		if a.opts.Mutator != nil {
+			a.opts.Mutator.Skip(o, &unstructured.Unstructured{Object: content}, gvk, a.kinds.ResourceFor(gvk))
+		}
 		return a.crds.admit(o, gvk, content)
 	}
 	if !legacyscheme.Scheme.Recognizes(gvk) {
@@ -590,4 +594,7 @@ func firstLine(s string) string {
 // reports its own findings and must be safe for concurrent use.
 type Mutator interface {
 	Mutate(o *manifest.Object, obj runtime.Object, gvk schema.GroupVersionKind, res manifest.Resource) (mutated runtime.Object, denied bool)
+	// Skip is told of an object admitted without mutation (a custom
+	// resource), so that it can say which policies it leaves unapplied.
+	Skip(o *manifest.Object, obj runtime.Object, gvk schema.GroupVersionKind, res manifest.Resource)
 }

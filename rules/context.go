@@ -21,7 +21,8 @@ const (
 	// CRDs are the input's CustomResourceDefinitions.
 	CRDs
 	// Policies are the input's ValidatingAdmissionPolicies,
-	// MutatingAdmissionPolicies and their bindings,
+	// MutatingAdmissionPolicies and their bindings, the
+	// MutatingWebhookConfigurations,
 	// and the objects the bindings name as params (of any kind);
 	// Pass.Given(Policies) are the objects of the --policy files.
 	Policies
@@ -57,7 +58,8 @@ func ContextOf(group, kind string) Context {
 	case "admissionregistration.k8s.io/ValidatingAdmissionPolicy",
 		"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
 		"admissionregistration.k8s.io/MutatingAdmissionPolicy",
-		"admissionregistration.k8s.io/MutatingAdmissionPolicyBinding":
+		"admissionregistration.k8s.io/MutatingAdmissionPolicyBinding",
+		"admissionregistration.k8s.io/MutatingWebhookConfiguration":
 		return Policies
 	case "storage.k8s.io/StorageClass":
 		return StorageClasses

@@ -83,6 +83,14 @@ func decode(o *manifest.Object, out any) error {
 			return fmt.Errorf("not a MutatingAdmissionPolicyBinding")
 		}
 		*t = *b
+	case *admissionv1.MutatingWebhookConfiguration:
+		c, ok := obj.(*admissionv1.MutatingWebhookConfiguration)
+		if !ok {
+			return fmt.Errorf("not a MutatingWebhookConfiguration")
+		}
+		*t = *c
+	default:
+		return fmt.Errorf("kiln does not decode %T", out)
 	}
 	return nil
 }

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/policy/matching"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	"k8s.io/apiserver/pkg/authentication/user"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -63,7 +64,12 @@ type Options struct {
 // Mutator applies the run's MutatingAdmissionPolicies (admit.Mutator). Make
 // it with New; Mutate is safe for concurrent use.
 type Mutator struct {
+	pass       *rules.Pass
 	kinds      *manifest.Kinds
+	matcher    generic.PolicyMatcher
+	nsLister   corelisters.NamespaceLister
+	webhooks   []webhook
+	notes      notes
 	dispatcher generic.Dispatcher[mutating.PolicyHook]
 	hooks      []mutating.PolicyHook
 	oi         admission.ObjectInterfaces
@@ -77,9 +83,12 @@ type Mutator struct {
 // New loads and compiles the MutatingAdmissionPolicies and bindings among
 // objs (policies and bindings the server refused at create, o.Refused, never
 // exist), reading the paramKinds' objects and the Namespaces among objs, and
-// returns nil when there is no policy with a binding. Findings (applied
-// mutations, denials, bindings without their policy) go to report.
-func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report func(rules.Diagnostic)) *Mutator {
+// the MutatingWebhookConfigurations. It returns nil when there is no policy
+// with a binding and no webhook. Its findings (applied mutations, denials,
+// bindings without their policy, notes) go to the pass, a Before's: the
+// notes are reported when the pass finishes.
+func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Options) *Mutator {
+	report := p.Report
 	policies, bindings, refused := load(objs, report)
 	for _, b := range bindings {
 		name := b.spec.Spec.PolicyName
@@ -91,7 +100,8 @@ func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report fu
 			report(rules.Diagnostic{Rule: RuleBinding, Object: b.obj, Field: "spec.policyName", Message: fmt.Sprintf("MutatingAdmissionPolicyBinding %q refers to MutatingAdmissionPolicy %q, which is neither in the input nor under --policy; the API server ignores the binding until the policy exists", b.spec.Name, b.spec.Spec.PolicyName)})
 		}
 	}
-	if len(policies) == 0 || len(bindings) == 0 {
+	webhooks := loadWebhooks(objs)
+	if (len(policies) == 0 || len(bindings) == 0) && len(webhooks) == 0 {
 		return nil
 	}
 	if opts.User == "" {
@@ -102,12 +112,17 @@ func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report fu
 	}
 	authz := cel.Authorizer(opts.Authorizer)
 	m := &Mutator{
-		kinds:  kinds,
-		oi:     objectInterfaces{ObjectInterfaces: admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), eq: cel.EquivalentResources(kinds)},
-		user:   &user.DefaultInfo{Name: opts.User, Groups: opts.Groups},
-		report: report,
+		pass:     p,
+		webhooks: webhooks,
+		nsLister: cel.NamespaceLister(objs),
+		kinds:    kinds,
+		oi:       objectInterfaces{ObjectInterfaces: admission.NewObjectInterfacesFromScheme(legacyscheme.Scheme), eq: cel.EquivalentResources(kinds)},
+		user:     &user.DefaultInfo{Name: opts.User, Groups: opts.Groups},
+		report:   report,
 	}
-	m.dispatcher = mutating.NewDispatcher(authz, matching.NewMatcher(cel.NamespaceLister(objs), nil), &typeConverters{})
+	matcher := matching.NewMatcher(m.nsLister, nil)
+	m.matcher = generic.NewPolicyMatcher(matcher)
+	m.dispatcher = mutating.NewDispatcher(authz, matcher, &typeConverters{})
 	// The server keeps its policies in a map and walks it in no set
 	// order; kiln applies them by policy name, then binding name, so that
 	// the same input gives the same objects.
@@ -135,10 +150,11 @@ func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report fu
 			m.hooks = append(m.hooks, hook)
 		}
 	}
-	if len(m.hooks) == 0 {
+	if len(m.hooks) == 0 && len(m.webhooks) == 0 {
 		return nil
 	}
 	m.matchPods = m.anyMatchesPods()
+	p.Finish(func() { m.notes.report(p) })
 	return m
 }
 
@@ -170,22 +186,17 @@ func (m *Mutator) params(hook *mutating.PolicyHook, objs []*manifest.Object) {
 // Mutate runs mutating admission on one create request, as the server's
 // admission chain does (admission.reinvoker: the policies once, then once
 // more when a mutation asks for reinvocation), and reports each applied
-// mutation and a denial on o.
+// mutation and a denial on o; it notes the webhooks that match.
 func (m *Mutator) Mutate(o *manifest.Object, obj runtime.Object, gvk schema.GroupVersionKind, res manifest.Resource) (runtime.Object, bool) {
-	ns := ""
-	switch {
-	case gvk.Group == "" && gvk.Kind == "Namespace":
-		ns = o.Name // the server's request for a Namespace names itself
-	case res.Namespaced:
-		ns = o.Namespace
-		if ns == "" {
-			ns = "default"
-		}
-		if acc, err := meta.Accessor(obj); err == nil && acc.GetNamespace() == "" {
-			acc.SetNamespace(ns) // the create handler sets it from the URL
-		}
+	ns := requestNamespace(o, gvk, res)
+	if acc, err := meta.Accessor(obj); err == nil && res.Namespaced && acc.GetNamespace() == "" {
+		acc.SetNamespace(ns) // the create handler sets it from the URL
 	}
 	attr := admission.NewAttributesRecord(obj, nil, gvk, ns, o.Name, res.GVR, "", admission.Create, &metav1.CreateOptions{}, false, m.user)
+	m.noteWebhooks(o, attr, m.nsLister)
+	if len(m.hooks) == 0 {
+		return obj, false
+	}
 	rec, err := m.dispatch(attr, gvk)
 	for _, c := range rec.changes() {
 		m.report(rules.Diagnostic{Rule: RuleApplied, Object: o, Field: c.fields[0], Message: c.message()})
@@ -198,6 +209,28 @@ func (m *Mutator) Mutate(o *manifest.Object, obj runtime.Object, gvk schema.Grou
 		return m.templates(o, attr.GetObject(), gvk, ns), false
 	}
 	return attr.GetObject(), false
+}
+
+// Skip is told of an object admission judges without mutating it (a
+// custom resource): it notes the policies and webhooks that match it.
+func (m *Mutator) Skip(o *manifest.Object, obj runtime.Object, gvk schema.GroupVersionKind, res manifest.Resource) {
+	attr := admission.NewAttributesRecord(obj, nil, gvk, requestNamespace(o, gvk, res), o.Name, res.GVR, "", admission.Create, &metav1.CreateOptions{}, false, m.user)
+	m.noteWebhooks(o, attr, m.nsLister)
+	m.noteUnsupported(o, attr)
+}
+
+// requestNamespace is the namespace of a create request for o: its own
+// name for a Namespace, "default" for a namespaced object without one.
+func requestNamespace(o *manifest.Object, gvk schema.GroupVersionKind, res manifest.Resource) string {
+	switch {
+	case gvk.Group == "" && gvk.Kind == "Namespace":
+		return o.Name // the server's request for a Namespace names itself
+	case res.Namespaced && o.Namespace == "":
+		return "default"
+	case res.Namespaced:
+		return o.Namespace
+	}
+	return ""
 }
 
 // objectInterfaces are the scheme's, as the server's for built-in kinds,

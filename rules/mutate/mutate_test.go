@@ -22,7 +22,7 @@ import (
 // admission, defaulting and the create strategy) with the fixture's golden
 // file (go test ./rules/mutate -update rewrites them).
 func TestMutated(t *testing.T) {
-	for _, name := range []string{"harden", "team", "params", "reinvocation", "failure", "refused", "templates"} {
+	for _, name := range []string{"harden", "team", "params", "reinvocation", "failure", "refused", "templates", "notes"} {
 		t.Run(name, func(t *testing.T) {
 			file := filepath.Join("testdata", name+".yaml")
 			got := lintFixture(t, file)

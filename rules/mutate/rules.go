@@ -1,6 +1,10 @@
 package mutate
 
-import "github.com/kilnhq/kiln/rules"
+import (
+	"strings"
+
+	"github.com/kilnhq/kiln/rules"
+)
 
 // The rules of mutating admission, reported by the schema checker (which
 // runs the Mutator while it admits each object).
@@ -8,6 +12,9 @@ const (
 	RuleApplied = "mutation/applied"
 	RuleDenied  = "mutation/denied"
 	RuleBinding = "mutation/binding"
+	// RuleWebhook and RuleUnsupported say what kiln cannot evaluate.
+	RuleWebhook     = "mutation/webhook"
+	RuleUnsupported = "mutation/unsupported"
 )
 
 const examplePolicy = `apiVersion: admissionregistration.k8s.io/v1
@@ -106,6 +113,72 @@ metadata:
   name: orphan
 spec:
   policyName: missing
+`,
+		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  mode: prod\n",
+	},
+	{
+		ID:       RuleWebhook,
+		Severity: rules.Info,
+		Summary:  "a mutating webhook in the input may change these objects in ways kiln cannot evaluate",
+		Doc: "A MutatingWebhookConfiguration in the input whose rules and selectors match an object means the cluster " +
+			"sends it to a webhook service before validation; kiln cannot call it offline and judges the object " +
+			"without its changes. One note per webhook and kind, at the first object, with how many it concerns.",
+		Fail: `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: injector
+webhooks:
+  - name: inject.example.com
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    clientConfig:
+      url: https://injector.example.com/mutate
+    rules:
+      - apiGroups: [""]
+        apiVersions: [v1]
+        operations: [CREATE]
+        resources: [configmaps]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+data:
+  mode: prod
+`,
+		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  mode: prod\n",
+	},
+	{
+		ID:       RuleUnsupported,
+		Severity: rules.Info,
+		Summary:  "a MutatingAdmissionPolicy matches custom resources, which kiln does not mutate yet",
+		Doc: "kiln applies MutatingAdmissionPolicies to built-in kinds (it has server-side apply's types for them); a " +
+			"custom resource a policy matches is judged as written, without the policy's changes. One note per " +
+			"policy and kind, at the first object, with how many it concerns.",
+		Fail: examplePolicy[:strings.Index(examplePolicy, "        resources: [configmaps]")] + `        resources: ["*"]
+` + examplePolicy[strings.Index(examplePolicy, "  failurePolicy: Fail"):] + `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: shop
 `,
 		Pass: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: shop\ndata:\n  mode: prod\n",
 	},

@@ -67,7 +67,7 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 			results[i], admitted[i] = a.Admit(o), true
 		}
 	}
-	if m := mutate.New(ctx, kinds, mutate.Options{User: p.Options.User, Groups: p.Options.Groups, Authorizer: p.Options.Authorizer}, p.Report); m != nil {
+	if m := mutate.New(p, ctx, kinds, mutate.Options{User: p.Options.User, Groups: p.Options.Groups, Authorizer: p.Options.Authorizer}); m != nil {
 		a.SetMutator(m)
 	}
 	parallel.EachChunk(len(ctx), 16, func(i int) {
