@@ -66,3 +66,24 @@ spec: {policyName: default-team}
 		t.Error("--show-mutated with --no-lint: no error")
 	}
 }
+
+// TestPlanPSAMutated: kiln psa plan judges Pods as mutating admission
+// leaves them, as kiln lint does: the hardening policy makes the Pod in
+// the opted-in namespace pass restricted; the same Pod elsewhere does not.
+func TestPlanPSAMutated(t *testing.T) {
+	s, err := New(&settings.Settings{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.PlanPSA([]string{"../rules/mutate/testdata/harden.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, ns := range p.Plan.Namespaces {
+		got[ns.Name] = ns.Level
+	}
+	if got["shop"] != "restricted" || got["legacy"] != "baseline" {
+		t.Errorf("levels %v, want shop restricted, legacy baseline", got)
+	}
+}
