@@ -1,10 +1,6 @@
 package mutate
 
-import (
-	"strings"
-
-	"github.com/kilnhq/kiln/rules"
-)
+import "github.com/kilnhq/kiln/rules"
 
 // The rules of mutating admission, reported by the schema checker (which
 // runs the Mutator while it admits each object).
@@ -156,8 +152,32 @@ data:
 		Doc: "kiln applies MutatingAdmissionPolicies to built-in kinds (it has server-side apply's types for them); a " +
 			"custom resource a policy matches is judged as written, without the policy's changes. One note per " +
 			"policy and kind, at the first object, with how many it concerns.",
-		Fail: examplePolicy[:strings.Index(examplePolicy, "        resources: [configmaps]")] + `        resources: ["*"]
-` + examplePolicy[strings.Index(examplePolicy, "  failurePolicy: Fail"):] + `apiVersion: apiextensions.k8s.io/v1
+		Fail: `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: stamp-widgets
+spec:
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [example.com]
+        apiVersions: ["*"]
+        operations: [CREATE]
+        resources: [widgets]
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  mutations:
+    - patchType: ApplyConfiguration
+      applyConfiguration:
+        expression: 'Object{metadata: Object.metadata{labels: {"stamped": "yes"}}}'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: stamp-widgets
+spec:
+  policyName: stamp-widgets
+---
+apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: widgets.example.com
