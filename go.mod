@@ -29,6 +29,15 @@ require (
 require github.com/yuin/gopher-lua v1.1.1
 
 require (
+	k8s.io/cloud-provider v0.37.2 // indirect
+	k8s.io/kube-controller-manager v0.37.2 // indirect
+	k8s.io/kube-proxy v0.37.2 // indirect
+	k8s.io/kube-scheduler v0.37.2 // indirect
+	k8s.io/kubectl v0.37.2 // indirect
+	k8s.io/metrics v0.37.2 // indirect
+)
+
+require (
 	cel.dev/expr v0.25.1 // indirect
 	dario.cat/mergo v1.0.1 // indirect
 	github.com/BurntSushi/toml v1.6.0 // indirect

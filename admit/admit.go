@@ -26,6 +26,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
@@ -36,6 +37,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	admreg "k8s.io/kubernetes/pkg/apis/admissionregistration"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicy"
+	"k8s.io/kubernetes/pkg/registry/admissionregistration/mutatingadmissionpolicybinding"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicy"
 	"k8s.io/kubernetes/pkg/registry/admissionregistration/validatingadmissionpolicybinding"
 
@@ -79,6 +82,10 @@ type Options struct {
 	// User and Groups are the requesting user (request.userInfo).
 	User   string
 	Groups []string
+	// Mutator, when set, is the mutating admission the server runs on
+	// the decoded, defaulted object before the create strategy validates
+	// it (nil: none, no cost).
+	Mutator Mutator
 	// ServiceCIDRs is the cluster's service network, as kube-apiserver's
 	// --service-cluster-ip-range (one CIDR per IP family, the primary
 	// first); empty for DefaultServiceCIDR. The settings check it as
@@ -95,6 +102,8 @@ type Admitter struct {
 	crds         *crdSet
 	vapStrategy  rest.RESTCreateStrategy
 	vapbStrategy rest.RESTCreateStrategy
+	mapStrategy  rest.RESTCreateStrategy
+	mapbStrategy rest.RESTCreateStrategy
 	strict       *kjson.Serializer
 	services     *serviceNetwork
 	// seen holds the answer for each distinct manifest (by its JSON), so
@@ -141,21 +150,29 @@ func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options) *Admitter
 		return r.GVR, nil
 	})
 	a.vapStrategy = validatingadmissionpolicy.NewStrategy(allowAll{}, res)
+	a.mapStrategy = mutatingadmissionpolicy.NewStrategy(allowAll{}, res)
 	policies := policyGetter{}
 	for _, o := range objs {
-		if o.Group() == admreg.GroupName && o.Kind == "ValidatingAdmissionPolicy" {
+		if o.Group() == admreg.GroupName && (o.Kind == "ValidatingAdmissionPolicy" || o.Kind == "MutatingAdmissionPolicy") {
 			if p, ok := a.internalPolicy(o); ok {
-				policies[p.Name] = p
+				policies[o.Kind+"/"+p.GetName()] = p
 			}
 		}
 	}
 	a.vapbStrategy = validatingadmissionpolicybinding.NewStrategy(allowAll{}, policies, res)
+	a.mapbStrategy = mutatingadmissionpolicybinding.NewStrategy(allowAll{}, policies, res)
 	a.crds = newCRDSet(a, objs)
 	return a
 }
 
-// internalPolicy decodes a policy into the internal type, leniently.
-func (a *Admitter) internalPolicy(o *manifest.Object) (*admreg.ValidatingAdmissionPolicy, bool) {
+// SetMutator makes every later Admit run mutating admission (call it before
+// admitting from several goroutines): the policies are admitted first, with
+// the Admitter they mutate every other object through.
+func (a *Admitter) SetMutator(m Mutator) { a.opts.Mutator = m }
+
+// internalPolicy decodes a validating or mutating policy into the internal
+// type, leniently.
+func (a *Admitter) internalPolicy(o *manifest.Object) (metav1.Object, bool) {
 	content, err := o.Content()
 	if err != nil {
 		return nil, false
@@ -174,8 +191,13 @@ func (a *Admitter) internalPolicy(o *manifest.Object) (*admreg.ValidatingAdmissi
 	if err != nil {
 		return nil, false
 	}
-	p, ok := internal.(*admreg.ValidatingAdmissionPolicy)
-	return p, ok
+	switch p := internal.(type) {
+	case *admreg.ValidatingAdmissionPolicy:
+		return p, true
+	case *admreg.MutatingAdmissionPolicy:
+		return p, true
+	}
+	return nil, false
 }
 
 // Admit runs the server's create path on one object and, when the object
@@ -202,6 +224,9 @@ func (a *Admitter) Admit(o *manifest.Object) (res Result) {
 		return r
 	}
 	if a.crds.handles(gvk) {
+		if a.opts.Mutator != nil {
+			a.opts.Mutator.Skip(o, &unstructured.Unstructured{Object: content}, gvk, a.kinds.ResourceFor(gvk))
+		}
 		return a.crds.admit(o, gvk, content)
 	}
 	if !legacyscheme.Scheme.Recognizes(gvk) {
@@ -215,7 +240,7 @@ func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind,
 	if err != nil {
 		return Result{Judged: true, Rejected: true, Problems: []Problem{{Rule: RuleDecode, Message: fmt.Sprintf("the object cannot be sent as JSON: %v", err)}}}
 	}
-	if o.Name == "" || len(data) < copiesFrom || !strings.HasPrefix(string(data), "{") {
+	if o.Name == "" || len(data) < copiesFrom || !strings.HasPrefix(string(data), "{") || a.opts.Mutator != nil {
 		return a.admitJSON(o, gvk, content, data)
 	}
 	// A copy of a manifest already judged gets the same answer; only its
@@ -269,6 +294,16 @@ func (a *Admitter) admitJSON(o *manifest.Object, gvk schema.GroupVersionKind, co
 		return res
 	}
 	namespaced := a.kinds.ResourceFor(gvk).Namespaced
+	if a.opts.Mutator != nil && d.typeErrors == 0 {
+		// Mutating admission sees the decoded, defaulted object, before
+		// the strategy prepares and validates it (the server's create
+		// handler, then its registry).
+		var denied bool
+		internal, denied = a.opts.Mutator.Mutate(o, internal, gvk, a.kinds.ResourceFor(gvk))
+		if denied {
+			res.Rejected = true
+		}
+	}
 	if strategy := a.strategyFor(gvk.GroupKind()); strategy != nil {
 		namespaced = strategy.NamespaceScoped()
 		c := a.create(o, gvk, internal, strategy)
@@ -561,4 +596,17 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// Mutator is mutating admission (rules/mutate: MutatingAdmissionPolicies).
+// Mutate gets the object of a create as the server's admission chain does,
+// decoded, defaulted and converted to the internal version, and returns it
+// as the policies leave it (obj itself when none applies); denied is set
+// when a policy denies the request (the server refuses the object). It
+// reports its own findings and must be safe for concurrent use.
+type Mutator interface {
+	Mutate(o *manifest.Object, obj runtime.Object, gvk schema.GroupVersionKind, res manifest.Resource) (mutated runtime.Object, denied bool)
+	// Skip is told of an object admitted without mutation (a custom
+	// resource), so that it can say which policies it leaves unapplied.
+	Skip(o *manifest.Object, obj runtime.Object, gvk schema.GroupVersionKind, res manifest.Resource)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -133,6 +134,10 @@ func (a *Admitter) strategyFor(gk schema.GroupKind) rest.RESTCreateStrategy {
 		return a.vapStrategy
 	case schema.GroupKind{Group: admreg.GroupName, Kind: "ValidatingAdmissionPolicyBinding"}:
 		return a.vapbStrategy
+	case schema.GroupKind{Group: admreg.GroupName, Kind: "MutatingAdmissionPolicy"}:
+		return a.mapStrategy
+	case schema.GroupKind{Group: admreg.GroupName, Kind: "MutatingAdmissionPolicyBinding"}:
+		return a.mapbStrategy
 	}
 	return createStrategies[gk]
 }
@@ -145,11 +150,19 @@ func (allowAll) Authorize(context.Context, authorizer.Attributes) (authorizer.De
 	return authorizer.DecisionAllow, "", nil
 }
 
-// policyGetter answers a binding's look-up of its policy from the input.
-type policyGetter map[string]*admreg.ValidatingAdmissionPolicy
+// policyGetter answers a binding's look-up of its policy from the input, by
+// kind and name ("ValidatingAdmissionPolicy/x", "MutatingAdmissionPolicy/x").
+type policyGetter map[string]metav1.Object
 
 func (g policyGetter) GetValidatingAdmissionPolicy(_ context.Context, name string) (*admreg.ValidatingAdmissionPolicy, error) {
-	if p, ok := g[name]; ok {
+	if p, ok := g["ValidatingAdmissionPolicy/"+name].(*admreg.ValidatingAdmissionPolicy); ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("policy %q is not in the input", name)
+}
+
+func (g policyGetter) GetMutatingAdmissionPolicy(_ context.Context, name string) (*admreg.MutatingAdmissionPolicy, error) {
+	if p, ok := g["MutatingAdmissionPolicy/"+name].(*admreg.MutatingAdmissionPolicy); ok {
 		return p, nil
 	}
 	return nil, fmt.Errorf("policy %q is not in the input", name)

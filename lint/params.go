@@ -2,6 +2,7 @@ package lint
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
 )
@@ -20,9 +21,9 @@ type paramNames struct {
 // paramRefsOf reads the paramKinds of the policies and the paramRefs of
 // the bindings among objs.
 func paramRefsOf(objs []*manifest.Object) paramRefs {
-	kindOf := map[string]string{} // policy name → group/kind of its params
+	kindOf := map[string]string{} // policy kind and name → group/kind of its params
 	for _, o := range objs {
-		if o.Group() != "admissionregistration.k8s.io" || o.Kind != "ValidatingAdmissionPolicy" {
+		if o.Group() != "admissionregistration.k8s.io" || (o.Kind != "ValidatingAdmissionPolicy" && o.Kind != "MutatingAdmissionPolicy") {
 			continue
 		}
 		content, err := o.Content()
@@ -36,11 +37,12 @@ func paramRefsOf(objs []*manifest.Object) paramRefs {
 			continue
 		}
 		s := manifest.Scanned{APIVersion: apiVersion, Kind: kind}
-		kindOf[o.Name] = s.Group() + "/" + kind
+		kindOf[o.Kind+"/"+o.Name] = s.Group() + "/" + kind
 	}
 	refs := paramRefs{}
 	for _, o := range objs {
-		if o.Group() != "admissionregistration.k8s.io" || o.Kind != "ValidatingAdmissionPolicyBinding" {
+		policyKind, ok := strings.CutSuffix(o.Kind, "Binding")
+		if o.Group() != "admissionregistration.k8s.io" || !ok || (policyKind != "ValidatingAdmissionPolicy" && policyKind != "MutatingAdmissionPolicy") {
 			continue
 		}
 		content, err := o.Content()
@@ -48,7 +50,7 @@ func paramRefsOf(objs []*manifest.Object) paramRefs {
 			continue
 		}
 		policy, _ := at(content, "spec", "policyName").(string)
-		gk, ok := kindOf[policy]
+		gk, ok := kindOf[policyKind+"/"+policy]
 		if !ok {
 			continue
 		}

@@ -20,7 +20,9 @@ const (
 	Namespaces Context = iota + 1
 	// CRDs are the input's CustomResourceDefinitions.
 	CRDs
-	// Policies are the input's ValidatingAdmissionPolicies and bindings,
+	// Policies are the input's ValidatingAdmissionPolicies,
+	// MutatingAdmissionPolicies and their bindings, the
+	// MutatingWebhookConfigurations,
 	// and the objects the bindings name as params (of any kind);
 	// Pass.Given(Policies) are the objects of the --policy files.
 	Policies
@@ -37,7 +39,7 @@ func (c Context) String() string {
 	case CRDs:
 		return "CustomResourceDefinitions"
 	case Policies:
-		return "ValidatingAdmissionPolicies, bindings and params"
+		return "admission policies, bindings and params"
 	case StorageClasses:
 		return "StorageClasses"
 	}
@@ -54,7 +56,10 @@ func ContextOf(group, kind string) Context {
 	case "apiextensions.k8s.io/CustomResourceDefinition":
 		return CRDs
 	case "admissionregistration.k8s.io/ValidatingAdmissionPolicy",
-		"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding":
+		"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
+		"admissionregistration.k8s.io/MutatingAdmissionPolicy",
+		"admissionregistration.k8s.io/MutatingAdmissionPolicyBinding",
+		"admissionregistration.k8s.io/MutatingWebhookConfiguration":
 		return Policies
 	case "storage.k8s.io/StorageClass":
 		return StorageClasses

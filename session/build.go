@@ -3,8 +3,11 @@ package session
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/compiler/outdir"
@@ -20,6 +23,10 @@ type BuildOptions struct {
 	NoLint bool
 	// SyncWaves annotates the compiled objects with Argo CD sync waves.
 	SyncWaves bool
+	// ShowMutated keeps the compiled objects as the API server would admit
+	// them (after mutating admission, defaulting and the create strategy)
+	// for WriteAdmitted; it needs the lint.
+	ShowMutated bool
 }
 
 // Built is what a build made.
@@ -78,6 +85,9 @@ func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
 		return b, err
 	}
 	if o.NoLint {
+		if o.ShowMutated {
+			return b, errors.New("--show-mutated prints the objects as the lint admitted them: drop --no-lint")
+		}
 		return b, nil
 	}
 	res, err := s.Judge(x.All, fileObjects(set))
@@ -156,4 +166,29 @@ func WarningLine(err error) string {
 		return fmt.Sprintf("%s: warning: %s", me.Pos, me.Msg)
 	}
 	return "warning: " + err.Error()
+}
+
+// WriteAdmitted writes objects judged by a Build with ShowMutated as the API
+// server would admit them (its dry-run response bodies): one YAML document
+// each, keys sorted.
+func WriteAdmitted(w io.Writer, objs []*manifest.Object) error {
+	for i, o := range objs {
+		content, err := o.Content()
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Ref(), err)
+		}
+		out, err := yaml.Marshal(content)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Ref(), err)
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(out); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules/checkers"
+	"github.com/kilnhq/kiln/rules/mutate"
 	"github.com/kilnhq/kiln/rules/psa"
 )
 
@@ -28,6 +29,15 @@ func (s *Session) PlanPSA(paths []string) (*Planned, error) {
 	if s.Settings.KubeVersion == "" {
 		if v, ok := specTarget(set.Objects()); ok {
 			opts.KubeVersion = v
+		}
+	}
+	if mutates(objs) || len(opts.Policies) > 0 {
+		// Mutating admission changes what Pod Security judges: the plan
+		// reads the objects as the server would admit them.
+		s2 := *s
+		s2.Options = &opts
+		if _, err := s2.Judge(objs, nil); err != nil {
+			return nil, err
 		}
 	}
 	plan, err := psa.NewPlanWith(objs, opts.KubeVersion, psa.PlanOptions{Fixable: checkers.IsFixable, Options: &opts})
@@ -86,4 +96,14 @@ func specTarget(objs []*manifest.Object) (manifest.KubeVersion, bool) {
 		}
 	}
 	return oldest, found
+}
+
+// mutates reports whether objs hold a MutatingAdmissionPolicy.
+func mutates(objs []*manifest.Object) bool {
+	for _, o := range objs {
+		if mutate.IsPolicyObject(o) {
+			return true
+		}
+	}
+	return false
 }

@@ -17,7 +17,7 @@ func init() { commands = append(commands, newBuildCmd) }
 func newBuildCmd(e *env) *cobra.Command {
 	var flags *settings.Flags
 	var outDir string
-	var check, noLint, argocd bool
+	var check, noLint, argocd, showMutated bool
 	cmd := &cobra.Command{
 		Use:   "build [PATH...] [-o DIR]",
 		Short: "Compile App specs into Kubernetes manifests, lint them, print or write them",
@@ -30,7 +30,7 @@ func newBuildCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := s.Build(args, session.BuildOptions{OutDir: outDir, NoLint: noLint, SyncWaves: argocd})
+			b, err := s.Build(args, session.BuildOptions{OutDir: outDir, NoLint: noLint, SyncWaves: argocd, ShowMutated: showMutated})
 			if b != nil {
 				for _, w := range b.Warnings {
 					fmt.Fprintln(e.stderr, session.WarningLine(w))
@@ -60,6 +60,8 @@ func newBuildCmd(e *env) *cobra.Command {
 				return nil
 			case outDir != "":
 				return outdir.Write(outDir, b.Files)
+			case showMutated:
+				return session.WriteAdmitted(e.stdout, b.Compiled)
 			}
 			return manifest.Write(e.stdout, b.Compiled)
 		},
@@ -69,6 +71,7 @@ func newBuildCmd(e *env) *cobra.Command {
 	fl.StringVarP(&outDir, "output", "o", "", "write one file per object under DIR instead of printing the stream")
 	fl.BoolVar(&check, "check", false, "write nothing; exit 1 if the files under -o DIR are not what the build would write")
 	fl.BoolVar(&noLint, "no-lint", false, "do not lint the compiled objects")
+	fl.BoolVar(&showMutated, "show-mutated", false, "print the objects as the API server would admit them: after MutatingAdmissionPolicies, defaulting and the create strategy")
 	fl.BoolVar(&argocd, "argocd", false, "annotate the objects with Argo CD sync waves: Namespace -2, ConfigMaps and Services -1, PVCs and workloads 0")
 	fl.Lookup("fail-on").Usage = "lowest severity that stops the build (exit 1, nothing written): " + settings.FailOnValues + " (default error)"
 	return cmd

@@ -304,13 +304,19 @@ func (p *policyEntry) compiledValidator() validating.Validator {
 // group and kind, converted to the paramKind's version; namespaced ones
 // without a namespace land in "default").
 func (e *Engine) paramsOf(res manifest.Resource) *paramInformer {
-	var objs []*unstructured.Unstructured
-	for _, o := range e.contextObjects() {
+	return paramsAmong(res, e.contextObjects(), e.admitted)
+}
+
+// paramsAmong is paramsOf over objs, with the Namespaces of the copies
+// rules/schema kept typed.
+func paramsAmong(res manifest.Resource, objs []*manifest.Object, admitted admit.Namespaces) *paramInformer {
+	var params []*unstructured.Unstructured
+	for _, o := range objs {
 		if o.Kind != res.GVK.Kind || o.Group() != res.GVK.Group {
 			continue
 		}
 		content, err := o.Content()
-		if ns := e.admitted[o]; err != nil && ns != nil {
+		if ns := admitted[o]; err != nil && ns != nil {
 			// A Namespace copy kept typed (rules/schema): its content again.
 			content, err = runtimek8s.DefaultUnstructuredConverter.ToUnstructured(ns)
 		}
@@ -325,9 +331,9 @@ func (e *Engine) paramsOf(res manifest.Resource) *paramInformer {
 				u.SetNamespace("default")
 			}
 		}
-		objs = append(objs, u)
+		params = append(params, u)
 	}
-	return newParamInformer(res.GVR.GroupResource(), objs)
+	return newParamInformer(res.GVR.GroupResource(), params)
 }
 
 func (e *Engine) loadBinding(o *manifest.Object, byName map[string]*policyEntry) {

@@ -19,12 +19,13 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/apiversions"
+	"github.com/kilnhq/kiln/rules/mutate"
 )
 
 // Checker admits every object and reports the schema/… and yaml/… rules.
 // It admits every context object before the other checkers prepare, so it
 // requires them all.
-var Checker = &rules.Checker{Name: "schema", Rules: Rules, Before: before,
+var Checker = &rules.Checker{Name: "schema", Rules: append(append([]*rules.Rule(nil), Rules...), mutate.Rules...), Before: before,
 	Requires: []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies, rules.StorageClasses}}
 
 func init() { rules.Register(Checker) }
@@ -57,9 +58,23 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 	// when they are judged.
 	results := make([]admit.Result, len(ctx))
 	typed := make([]*corev1.Namespace, len(ctx))
+	// Mutating policies first: one the server refuses never applies,
+	// and every other object (context objects too) is admitted through
+	// those that exist.
+	admitted := make([]bool, len(ctx))
+	for i, o := range ctx {
+		if mutate.IsPolicyObject(o) {
+			results[i], admitted[i] = a.Admit(o), true
+		}
+	}
+	if m := mutate.New(p, ctx, kinds, mutate.Options{User: p.Options.User, Groups: p.Options.Groups, Authorizer: p.Options.Authorizer}); m != nil {
+		a.SetMutator(m)
+	}
 	parallel.EachChunk(len(ctx), 16, func(i int) {
 		o := ctx[i]
-		results[i] = a.Admit(o)
+		if !admitted[i] {
+			results[i] = a.Admit(o)
+		}
 		if o.ReadAhead && admit.IsNamespace(o) {
 			// What the other checkers read of a Namespace copy is its
 			// labels and the admitted Namespace: kept typed, without

@@ -1,0 +1,96 @@
+package mutate
+
+import (
+	"encoding/json"
+	"fmt"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+)
+
+type bindingEntry struct {
+	obj  *manifest.Object
+	spec *admissionv1.MutatingAdmissionPolicyBinding
+}
+
+// load decodes the policies and bindings among objs, of any served version,
+// into admissionregistration.k8s.io/v1 (the version the server's plugin
+// reads), defaulted. Those the server refused at create (o.Refused: their
+// problems are the schema checker's findings) never exist. A second policy
+// of the same name is reported and left out.
+func load(objs []*manifest.Object, report func(rules.Diagnostic)) (policies map[string]*admissionv1.MutatingAdmissionPolicy, bindings []bindingEntry, refused map[string]bool) {
+	policies, refused = map[string]*admissionv1.MutatingAdmissionPolicy{}, map[string]bool{}
+	where := map[string]*manifest.Object{}
+	for _, o := range objs {
+		if !IsPolicyObject(o) {
+			continue
+		}
+		if o.Refused {
+			if o.Kind == kindPolicy {
+				refused[o.Name] = true
+			}
+			continue
+		}
+		switch o.Kind {
+		case kindPolicy:
+			p := &admissionv1.MutatingAdmissionPolicy{}
+			if decode(o, p) != nil {
+				continue
+			}
+			if prev := where[p.Name]; prev != nil {
+				report(rules.Diagnostic{Rule: RuleBinding, Object: o, Field: "metadata.name", Message: fmt.Sprintf("MutatingAdmissionPolicy %q is defined twice (also at %s); the later one would replace the earlier, so kiln ignores this one", p.Name, prev.Pos())})
+				continue
+			}
+			policies[p.Name], where[p.Name] = p, o
+		case kindBinding:
+			b := &admissionv1.MutatingAdmissionPolicyBinding{}
+			if decode(o, b) == nil {
+				bindings = append(bindings, bindingEntry{obj: o, spec: b})
+			}
+		}
+	}
+	return policies, bindings, refused
+}
+
+// decode reads o (any version the scheme knows) into out, defaulted.
+func decode(o *manifest.Object, out any) error {
+	content, err := o.Content()
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(content)
+	if err != nil {
+		return err
+	}
+	dec := legacyscheme.Codecs.UniversalDecoder(admissionv1.SchemeGroupVersion)
+	obj, _, err := dec.Decode(data, nil, nil)
+	if err != nil {
+		return err
+	}
+	switch t := out.(type) {
+	case *admissionv1.MutatingAdmissionPolicy:
+		p, ok := obj.(*admissionv1.MutatingAdmissionPolicy)
+		if !ok {
+			return fmt.Errorf("not a MutatingAdmissionPolicy")
+		}
+		*t = *p
+	case *admissionv1.MutatingAdmissionPolicyBinding:
+		b, ok := obj.(*admissionv1.MutatingAdmissionPolicyBinding)
+		if !ok {
+			return fmt.Errorf("not a MutatingAdmissionPolicyBinding")
+		}
+		*t = *b
+	case *admissionv1.MutatingWebhookConfiguration:
+		c, ok := obj.(*admissionv1.MutatingWebhookConfiguration)
+		if !ok {
+			return fmt.Errorf("not a MutatingWebhookConfiguration")
+		}
+		*t = *c
+	default:
+		return fmt.Errorf("kiln does not decode %T", out)
+	}
+	return nil
+}

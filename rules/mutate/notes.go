@@ -1,0 +1,163 @@
+package mutate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
+	webhookrules "k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
+)
+
+// What kiln cannot evaluate offline is said once per cause and kind, at the
+// first object of the kind, with how many objects it concerns: mutating
+// webhooks (their answers come from a service kiln cannot call) and
+// policies that match custom resources (kiln has no structured-merge types
+// for them yet).
+
+// webhook is one webhook of a MutatingWebhookConfiguration in the input.
+type webhook struct {
+	config string
+	spec   admissionv1.MutatingWebhook
+	nsSel  labels.Selector
+	objSel labels.Selector
+}
+
+// notes are the notes of one run, by cause.
+type notes struct {
+	mu    sync.Mutex
+	by    map[string]*rules.FirstOfKind
+	cause map[string]string // cause key → what the note says of it
+}
+
+func (n *notes) note(p *rules.Pass, key, what string, o *manifest.Object) {
+	n.mu.Lock()
+	if n.by == nil {
+		n.by, n.cause = map[string]*rules.FirstOfKind{}, map[string]string{}
+	}
+	f := n.by[key]
+	if f == nil {
+		f = &rules.FirstOfKind{}
+		n.by[key], n.cause[key] = f, what
+	}
+	n.mu.Unlock()
+	f.Note(p, o, "", "")
+}
+
+// report reports each note, in cause order.
+func (n *notes) report(p *rules.Pass) {
+	keys := make([]string, 0, len(n.by))
+	for k := range n.by {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		what, rule := n.cause[k], RuleUnsupported
+		if strings.HasPrefix(k, "webhook\x00") {
+			rule = RuleWebhook
+		}
+		n.by[k].Each(func(m *rules.Mark, _ string, count int) {
+			more := ""
+			if count > 1 {
+				more = fmt.Sprintf(" (this %s and %d more)", m.Ref.Kind, count-1)
+			}
+			p.Report(rules.Diagnostic{Rule: rule, At: m, Message: fmt.Sprintf(what, m.Ref.Kind) + more})
+		})
+	}
+}
+
+// loadWebhooks reads the mutating webhooks among objs.
+func loadWebhooks(objs []*manifest.Object) []webhook {
+	var out []webhook
+	for _, o := range objs {
+		if o.Group() != group || o.Kind != "MutatingWebhookConfiguration" || o.Refused {
+			continue
+		}
+		c := &admissionv1.MutatingWebhookConfiguration{}
+		if decode(o, c) != nil {
+			continue
+		}
+		for _, w := range c.Webhooks {
+			ns, err1 := selector(w.NamespaceSelector)
+			obj, err2 := selector(w.ObjectSelector)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			out = append(out, webhook{config: c.Name, spec: w, nsSel: ns, objSel: obj})
+		}
+	}
+	return out
+}
+
+func selector(s *metav1.LabelSelector) (labels.Selector, error) {
+	if s == nil {
+		return labels.Everything(), nil
+	}
+	return metav1.LabelSelectorAsSelector(s)
+}
+
+// noteWebhooks notes each webhook whose rules and selectors match the
+// request (its matchConditions are not evaluated: it may match).
+func (m *Mutator) noteWebhooks(o *manifest.Object, attr admission.Attributes, nsLister corelisters.NamespaceLister) {
+	for _, w := range m.webhooks {
+		if !webhookMatches(w, attr, o, nsLister) {
+			continue
+		}
+		key := "webhook\x00" + w.config + "\x00" + w.spec.Name
+		m.notes.note(m.pass, key, fmt.Sprintf("mutating webhook %q of MutatingWebhookConfiguration %q matches %%s objects: the cluster may change them in ways kiln cannot evaluate offline (kiln judges them without the webhook's changes)", w.spec.Name, w.config), o)
+	}
+}
+
+func webhookMatches(w webhook, attr admission.Attributes, o *manifest.Object, nsLister corelisters.NamespaceLister) bool {
+	matched := false
+	for _, r := range w.spec.Rules {
+		if (&webhookrules.Matcher{Rule: r, Attr: attr}).Matches() {
+			matched = true
+			break
+		}
+	}
+	if !matched || !w.objSel.Matches(labels.Set(o.Labels)) {
+		return false
+	}
+	if ns := attr.GetNamespace(); ns != "" && !w.nsSel.Empty() {
+		n, err := nsLister.Get(ns)
+		if err != nil || !w.nsSel.Matches(labels.Set(n.Labels)) {
+			return false
+		}
+	}
+	return true
+}
+
+// noteUnsupported notes the policies whose constraints and bindings match a
+// custom resource, which kiln does not mutate.
+func (m *Mutator) noteUnsupported(o *manifest.Object, attr admission.Attributes) {
+	for _, h := range m.hooks {
+		if h.ConfigurationError != nil || !m.hookMatches(h, attr) {
+			continue
+		}
+		key := "policy\x00" + h.Policy.Name
+		m.notes.note(m.pass, key, fmt.Sprintf("MutatingAdmissionPolicy %q matches %%s objects, custom resources that kiln does not mutate yet: they are judged as written, without its changes", h.Policy.Name), o)
+	}
+}
+
+func (m *Mutator) hookMatches(h mutating.PolicyHook, attr admission.Attributes) bool {
+	ok, _, _, err := m.matcher.DefinitionMatches(attr, m.oi, mutating.NewMutatingAdmissionPolicyAccessor(h.Policy))
+	if err != nil || !ok {
+		return false
+	}
+	for _, b := range h.Bindings {
+		if ok, err := m.matcher.BindingMatches(attr, m.oi, mutating.NewMutatingAdmissionPolicyBindingAccessor(b)); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
