@@ -27,6 +27,9 @@ type BuildOptions struct {
 	// them (after mutating admission, defaulting and the create strategy)
 	// for WriteAdmitted; it needs the lint.
 	ShowMutated bool
+	// Check compares the files under OutDir with the build's instead of
+	// writing them (Deliver).
+	Check bool
 }
 
 // Built is what a build made.
@@ -44,6 +47,8 @@ type Built struct {
 	// Refused is set when a warning or a finding is at the fail-on level:
 	// nothing may be written.
 	Refused bool
+	// options are the build's, for Deliver.
+	options BuildOptions
 }
 
 // ErrNoSpecs is a build whose inputs hold no App spec.
@@ -55,6 +60,9 @@ var ErrNoSpecs = errors.New("no App specs (apiVersion " + compiler.APIVersion + 
 // InputErrors before anything compiled; ErrNoSpecs and later errors come
 // with the Built so far, whose Warnings are the user's to see first.
 func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
+	if o.Check && o.OutDir == "" {
+		return nil, errors.New("--check needs -o DIR: the directory to compare with")
+	}
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
@@ -74,7 +82,7 @@ func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
 	if err := inputErrors(append(x.Errors, compiler.OutputOrder(x.Compiled)...)); err != nil {
 		return nil, err
 	}
-	b := &Built{Compiled: x.Compiled, Warnings: x.Warnings}
+	b := &Built{Compiled: x.Compiled, Warnings: x.Warnings, options: o}
 	threshold := s.Threshold()
 	b.Refused = len(b.Warnings) > 0 && threshold != 0 && threshold <= rules.Warning
 	if len(b.Compiled) == 0 {
@@ -97,6 +105,30 @@ func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
 	b.Findings = res.OnObjects(b.Compiled)
 	b.Refused = b.Refused || s.Fails(b.Findings)
 	return b, nil
+}
+
+// Deliver hands over what a build made as its options ask: with Check, how
+// the files under OutDir differ from it, on stderr (ErrFindings when they
+// do); with OutDir, the files written there; with ShowMutated, the objects
+// as admitted; else the YAML stream of the objects, on stdout.
+func (b *Built) Deliver(stdout, stderr io.Writer) error {
+	switch o := b.options; {
+	case o.Check:
+		d, err := outdir.Compare(o.OutDir, b.Files)
+		if err != nil {
+			return err
+		}
+		if !d.Empty() {
+			d.Print(stderr, o.OutDir)
+			return ErrFindings
+		}
+		return nil
+	case o.OutDir != "":
+		return outdir.Write(o.OutDir, b.Files)
+	case o.ShowMutated:
+		return WriteAdmitted(stdout, b.Compiled)
+	}
+	return manifest.Write(stdout, b.Compiled)
 }
 
 // readFiles expands and reads paths, dropping files the config excludes.

@@ -47,6 +47,20 @@ func New(given *settings.Settings, paths []string, stdin io.Reader) (*Session, e
 	return &Session{Settings: s, Config: s.RuleConfig(), Options: s.Options(), Stdin: stdin, given: given}, nil
 }
 
+// FromArgo resolves the settings of an Argo CD plugin run from its
+// environment (settings.FromArgo) over the config file of the current
+// directory; what it notes of the environment goes to notes.
+func FromArgo(getenv func(string) (string, bool), environ []string, stdin io.Reader, notes io.Writer) (*Session, error) {
+	given, said, err := settings.FromArgo(getenv, environ)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range said {
+		fmt.Fprintln(notes, "kiln: "+n)
+	}
+	return New(given, nil, stdin)
+}
+
 // Threshold is the lowest severity of a finding that fails the run (0:
 // none fails it).
 func (s *Session) Threshold() rules.Severity { return s.Settings.Threshold() }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/session"
-	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
 )
 
@@ -37,14 +35,7 @@ func newArgoCDGenerateCmd(e *env) *cobra.Command {
 
 // argoGenerate is kiln argocd generate with its environment passed in.
 func argoGenerate(e *env, dir string, getenv func(string) (string, bool), environ []string, syncWaves bool) error {
-	given, notes, err := settings.FromArgo(getenv, environ)
-	if err != nil {
-		return err
-	}
-	for _, n := range notes {
-		fmt.Fprintln(e.stderr, "kiln: "+n)
-	}
-	s, err := session.New(given, nil, e.stdin)
+	s, err := session.FromArgo(getenv, environ, e.stdin, e.stderr)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/kilnhq/kiln/compiler/outdir"
-	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/session"
 	"github.com/kilnhq/kiln/settings"
@@ -23,14 +22,11 @@ func newBuildCmd(e *env) *cobra.Command {
 		Short: "Compile App specs into Kubernetes manifests, lint them, print or write them",
 		Long:  strings.ReplaceAll(helpText("build"), "$MANIFEST", outdir.Manifest),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if check && outDir == "" {
-				return usageErrorf("--check needs -o DIR: the directory to compare with")
-			}
 			s, err := newSession(e, flags, args)
 			if err != nil {
 				return err
 			}
-			b, err := s.Build(args, session.BuildOptions{OutDir: outDir, NoLint: noLint, SyncWaves: argocd, ShowMutated: showMutated})
+			b, err := s.Build(args, session.BuildOptions{OutDir: outDir, NoLint: noLint, SyncWaves: argocd, ShowMutated: showMutated, Check: check})
 			if b != nil {
 				for _, w := range b.Warnings {
 					fmt.Fprintln(e.stderr, session.WarningLine(w))
@@ -47,23 +43,7 @@ func newBuildCmd(e *env) *cobra.Command {
 			if b.Refused {
 				return &exitError{code: exitFindings, msg: fmt.Sprintf("build refused: findings at --fail-on %s (fix the spec, or use --fail-on / --no-lint)", s.Threshold())}
 			}
-			switch {
-			case check:
-				d, err := outdir.Compare(outDir, b.Files)
-				if err != nil {
-					return err
-				}
-				if !d.Empty() {
-					d.Print(e.stderr, outDir)
-					return &exitError{code: exitFindings}
-				}
-				return nil
-			case outDir != "":
-				return outdir.Write(outDir, b.Files)
-			case showMutated:
-				return session.WriteAdmitted(e.stdout, b.Compiled)
-			}
-			return manifest.Write(e.stdout, b.Compiled)
+			return b.Deliver(e.stdout, e.stderr)
 		},
 	}
 	flags = settings.RegisterFlags(cmd.Flags(), settings.Lint, settings.FailOn)

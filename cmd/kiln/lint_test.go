@@ -11,6 +11,9 @@ import (
 	_ "github.com/kilnhq/kiln/internal/golden"
 )
 
+// exitOK is a run that passed (docs/design.md §4).
+const exitOK = 0
+
 // runKiln runs the CLI in-process and returns exit code, stdout and stderr.
 func runKiln(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()

@@ -15,7 +15,6 @@ import (
 
 // Exit codes (docs/design.md §4).
 const (
-	exitOK       = 0
 	exitFindings = 1
 	exitInput    = 2
 )
@@ -27,11 +26,6 @@ type exitError struct {
 }
 
 func (e *exitError) Error() string { return e.msg }
-
-// usageErrorf is a usage or input problem: exit 2.
-func usageErrorf(format string, args ...any) error {
-	return &exitError{code: exitInput, msg: fmt.Sprintf(format, args...)}
-}
 
 // env is what commands read and write besides flags, so tests can run them in-process.
 type env struct {

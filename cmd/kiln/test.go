@@ -16,7 +16,7 @@ func newTestCmd(e *env) *cobra.Command {
 		Long:  helpText("test"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := policytest.CheckFormat(format); err != nil {
-				return usageErrorf("%v", err)
+				return err
 			}
 			rep := policytest.RunPaths(args, policytest.Options{})
 			if err := policytest.Write(e.stdout, format, rep); err != nil {
