@@ -42,7 +42,7 @@ func TestPolicyTest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		results, _, err := policytest.Run(judged, policytest.Options{})
+		results, _, err := policytest.Run(judged, policytest.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

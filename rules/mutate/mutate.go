@@ -88,7 +88,19 @@ type Mutator struct {
 // bindings without their policy, notes) go to the pass, a Before's: the
 // notes are reported when the pass finishes.
 func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Options) *Mutator {
-	report := p.Report
+	m := build(objs, kinds, opts, p.Report)
+	if m == nil || (len(m.hooks) == 0 && len(m.webhooks) == 0) {
+		return nil
+	}
+	m.pass = p
+	m.matchPods = m.anyMatchesPods()
+	p.Finish(func() { m.notes.report(p) })
+	return m
+}
+
+// build loads and compiles the policies, bindings and webhooks among objs,
+// reporting what is wrong with them; nil when there is nothing to run.
+func build(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report func(rules.Diagnostic)) *Mutator {
 	policies, bindings, refused := load(objs, report)
 	for _, b := range bindings {
 		name := b.spec.Spec.PolicyName
@@ -112,7 +124,6 @@ func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Opt
 	}
 	authz := cel.Authorizer(opts.Authorizer)
 	m := &Mutator{
-		pass:     p,
 		webhooks: webhooks,
 		nsLister: cel.NamespaceLister(objs),
 		kinds:    kinds,
@@ -150,11 +161,6 @@ func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Opt
 			m.hooks = append(m.hooks, hook)
 		}
 	}
-	if len(m.hooks) == 0 && len(m.webhooks) == 0 {
-		return nil
-	}
-	m.matchPods = m.anyMatchesPods()
-	p.Finish(func() { m.notes.report(p) })
 	return m
 }
 
