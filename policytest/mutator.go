@@ -77,8 +77,9 @@ func (s *serverMutator) Mutate(policies, context []*manifest.Object, req cel.Req
 		return req.Object.Content()
 	}
 	out, err := c.m.Evaluate(req)
-	if errors.Is(err, mutate.ErrUnsupported) {
-		return nil, fmt.Errorf("%w: %v", ErrCannotEvaluate, err)
+	var u *mutate.UnsupportedError
+	if errors.As(err, &u) {
+		return nil, fmt.Errorf("%w: %s", ErrCannotEvaluate, u.Msg)
 	}
 	return out, err
 }

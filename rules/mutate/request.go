@@ -2,7 +2,6 @@ package mutate
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,10 +18,15 @@ import (
 	"github.com/kilnhq/kiln/rules/cel"
 )
 
-// ErrUnsupported is wrapped by the errors of Evaluate that are not the
-// server's answer but kiln's: a request kiln cannot mutate as the server
-// would.
-var ErrUnsupported = errors.New("kiln cannot evaluate this mutation")
+// UnsupportedError is an error of Evaluate that is not the server's answer
+// but kiln's: a request kiln cannot mutate as the server would.
+type UnsupportedError struct{ Msg string }
+
+func (e *UnsupportedError) Error() string { return e.Msg }
+
+func unsupported(format string, args ...any) error {
+	return &UnsupportedError{Msg: fmt.Sprintf(format, args...)}
+}
 
 // ForRequests loads and compiles the MutatingAdmissionPolicies and bindings
 // among objs (with the params and Namespaces among them) for Evaluate, one
@@ -42,8 +46,8 @@ func ForRequests(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, r
 // reinvocation), and returns the object after mutation, as the request's
 // version. Unlike Mutate it reports nothing, notes no webhooks and leaves
 // pod templates alone: the server mutates a Pod when it is created, not the
-// workload that will create it. An error is the server's denial, or wraps
-// ErrUnsupported when kiln cannot evaluate the request.
+// workload that will create it. An error is the server's denial, or an
+// *UnsupportedError when kiln cannot evaluate the request.
 func (m *Mutator) Evaluate(req cel.Request) (map[string]any, error) {
 	var op admission.Operation
 	var opts runtime.Object
@@ -53,11 +57,11 @@ func (m *Mutator) Evaluate(req cel.Request) (map[string]any, error) {
 	case admission.Update:
 		op, opts = admission.Update, &metav1.UpdateOptions{}
 	default:
-		return nil, fmt.Errorf("%w: MutatingAdmissionPolicies of a %s request (kiln runs them on CREATE and UPDATE)", ErrUnsupported, req.Operation)
+		return nil, unsupported("MutatingAdmissionPolicies of a %s request (kiln runs them on CREATE and UPDATE)", req.Operation)
 	}
 	o := req.Object
 	if o == nil || (op == admission.Update && req.OldObject == nil) {
-		return nil, fmt.Errorf("%w: the request lacks its object or, for an UPDATE, its oldObject", ErrUnsupported)
+		return nil, unsupported("the request lacks its object or, for an UPDATE, its oldObject")
 	}
 	gvk := schema.FromAPIVersionAndKind(o.APIVersion, o.Kind)
 	res := m.kinds.ResourceFor(gvk)
@@ -82,7 +86,7 @@ func (m *Mutator) Evaluate(req cel.Request) (map[string]any, error) {
 		attr := admission.NewAttributesRecord(&unstructured.Unstructured{Object: content}, nil, gvk, ns, o.Name, res.GVR, "", op, opts, req.DryRun, u)
 		for _, h := range m.hooks {
 			if h.ConfigurationError == nil && m.hookMatches(h, attr) {
-				return nil, fmt.Errorf("%w: MutatingAdmissionPolicy %q matches %s, a custom resource, and kiln does not mutate custom resources yet", ErrUnsupported, h.Policy.Name, o.Kind)
+				return nil, unsupported("MutatingAdmissionPolicy %q matches %s, a custom resource, and kiln does not mutate custom resources yet", h.Policy.Name, o.Kind)
 			}
 		}
 		return content, nil
@@ -96,11 +100,11 @@ func (m *Mutator) Evaluate(req cel.Request) (map[string]any, error) {
 	}
 	versioned, err := legacyscheme.Scheme.ConvertToVersion(attr.GetObject(), gvk.GroupVersion())
 	if err != nil {
-		return nil, fmt.Errorf("%w: the mutated %s cannot be converted back to %s: %v", ErrUnsupported, o.Kind, o.APIVersion, err)
+		return nil, unsupported("the mutated %s cannot be converted back to %s: %v", o.Kind, o.APIVersion, err)
 	}
 	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(versioned)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the mutated %s cannot be read: %v", ErrUnsupported, o.Kind, err)
+		return nil, unsupported("the mutated %s cannot be read: %v", o.Kind, err)
 	}
 	out["apiVersion"], out["kind"] = gvk.GroupVersion().String(), gvk.Kind
 	return out, nil
@@ -119,16 +123,16 @@ func internalObject(o *manifest.Object, gvk schema.GroupVersionKind) (runtime.Ob
 	}
 	data, err := json.Marshal(content)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: the object cannot be sent as JSON: %v", o.Pos(), ErrUnsupported, err)
+		return nil, unsupported("%s: the object cannot be sent as JSON: %v", o.Pos(), err)
 	}
 	obj, _, err := legacyscheme.Codecs.UniversalDeserializer().Decode(data, &gvk, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: the API server cannot decode this %s: %v", o.Pos(), ErrUnsupported, gvk.Kind, err)
+		return nil, unsupported("%s: the API server cannot decode this %s: %v", o.Pos(), gvk.Kind, err)
 	}
 	legacyscheme.Scheme.Default(obj)
 	internal, err := legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Group: gvk.Group, Version: runtime.APIVersionInternal})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: the API server cannot convert this %s: %v", o.Pos(), ErrUnsupported, gvk.Kind, err)
+		return nil, unsupported("%s: the API server cannot convert this %s: %v", o.Pos(), gvk.Kind, err)
 	}
 	return internal, nil
 }
