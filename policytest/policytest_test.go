@@ -175,6 +175,7 @@ func TestMutations(t *testing.T) {
 		{Pass, ""}, // UPDATE: oldObject read
 		{Pass, "policy 'replace-owner' with binding 'replace-owner' denied request: JSON Patch: replace operation does not apply"},
 		{Error, `cannot evaluate mutations: MutatingAdmissionPolicy "widget-size" matches Widget, a custom resource`},
+		{Pass, `the API server refuses Service/default/web as MutatingAdmissionPolicies changed it: metadata.labels: Invalid value: "not valid!"`},
 	}
 	if len(rep.Results) != len(want) {
 		t.Fatalf("%d results, want %d: %v", len(rep.Results), len(want), statuses(rep))

@@ -269,6 +269,20 @@ func (st *state) run(c *Case, opts Options) Result {
 		}
 		m.SetContent(mutated)
 		req.Object = m
+		if check, err := manifest.NewObject(m.File, m.Doc, m.Item, m.Node()); err == nil {
+			// The server validates the mutated object before the
+			// validating policies see it (kiln checks it as a create).
+			check.SetContent(mutated)
+			if res := st.admitter.Admit(check); res.Rejected {
+				r.Got = "denied by the API server's validation"
+				r.Message = fmt.Sprintf("the API server refuses %s as MutatingAdmissionPolicies changed it: %s", refString(req.Object), problems(res))
+				r.Status = Fail
+				if c.Expect.Outcome == Denied && c.Expect.Policy == "" && c.Expect.Message == "" {
+					r.Status = Pass
+				}
+				return r
+			}
+		}
 	}
 	decisions, err := st.engine.EvaluateRequest(req)
 	if err != nil {
