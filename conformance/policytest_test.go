@@ -32,9 +32,10 @@ var policyTestSuites = []string{
 // (impersonated), for real or as a dry-run as the case says. The server's
 // outcome, deciding policy and message must be kiln's; the warnings, Audit
 // failures and audit annotations (read from the audit log) must be what
-// the case expects, which kiln's passing case says it found; a mutation
-// case kiln cannot evaluate (no MutatingAdmissionPolicy engine wired) must
-// say so, and the server's admitted object is checked against the case.
+// the case expects, which kiln's passing case says it found; the server's
+// admitted object must hold what the case's admittedObject writes, which
+// kiln's mutation (rules/mutate) gave. A case kiln cannot evaluate must say
+// so, and the server's answer is still checked against the case.
 func TestPolicyTest(t *testing.T) {
 	var table []string
 	for _, file := range policyTestSuites {
@@ -326,6 +327,12 @@ func comparePolicyCase(t *testing.T, file string, c *policytest.Case, k policyte
 	}
 	if e.AuditAnnotations != nil && fmt.Sprint(e.AuditAnnotations) != fmt.Sprint(srv.annots) {
 		diff("audit annotations: the case (and kiln) %v, the server %v", e.AuditAnnotations, srv.annots)
+	}
+	if w := e.Admitted; w != nil && srv.outcome != "denied" {
+		want, _ := w.Content()
+		if d := subsetOf("", want, srv.object); d != "" {
+			diff("the server's admitted object differs from the case's (and kiln's): %s", d)
+		}
 	}
 	return agree
 }
