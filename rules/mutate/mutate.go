@@ -13,7 +13,8 @@
 // package admit, which calls it for every object it admits, so Pod Security,
 // ValidatingAdmissionPolicies, the schema checks and kiln's own rules judge
 // the mutated object. A run without a MutatingAdmissionPolicy has no Mutator
-// and pays nothing.
+// and pays nothing. kiln test (package policytest) runs the same dispatcher
+// on each case's request with ForRequests and Evaluate.
 package mutate
 
 import (
@@ -62,7 +63,8 @@ type Options struct {
 }
 
 // Mutator applies the run's MutatingAdmissionPolicies (admit.Mutator). Make
-// it with New; Mutate is safe for concurrent use.
+// it with New for kiln lint (Mutate), with ForRequests for kiln test
+// (Evaluate); both are safe for concurrent use.
 type Mutator struct {
 	pass       *rules.Pass
 	kinds      *manifest.Kinds
