@@ -315,6 +315,10 @@ func comparePolicyCase(t *testing.T, file string, c *policytest.Case, k policyte
 	if srv.policy != "" && k.Message != srv.text {
 		diff("kiln's message %q, the server's %q", k.Message, srv.text)
 	}
+	if k.Got == "denied" && srv.outcome == "denied" && !strings.Contains(srv.text, k.Message) {
+		// A denial by a MutatingAdmissionPolicy: the server's message.
+		diff("kiln's message %q is not in the server's %q", k.Message, srv.text)
+	}
 	if k.Status != policytest.Pass {
 		diff("kiln's case did not pass: %s", k.Message)
 	}
