@@ -32,9 +32,10 @@ var policyTestSuites = []string{
 // (impersonated), for real or as a dry-run as the case says. The server's
 // outcome, deciding policy and message must be kiln's; the warnings, Audit
 // failures and audit annotations (read from the audit log) must be what
-// the case expects, which kiln's passing case says it found; a mutation
-// case kiln cannot evaluate (no MutatingAdmissionPolicy engine wired) must
-// say so, and the server's admitted object is checked against the case.
+// the case expects, which kiln's passing case says it found; the server's
+// admitted object must hold what the case's admittedObject writes, which
+// kiln's mutation (rules/mutate) gave. A case kiln cannot evaluate must say
+// so, and the server's answer is still checked against the case.
 func TestPolicyTest(t *testing.T) {
 	var table []string
 	for _, file := range policyTestSuites {
@@ -42,7 +43,7 @@ func TestPolicyTest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		results, _, err := policytest.Run(judged, policytest.Options{})
+		results, _, err := policytest.Run(judged, policytest.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,6 +315,10 @@ func comparePolicyCase(t *testing.T, file string, c *policytest.Case, k policyte
 	if srv.policy != "" && k.Message != srv.text {
 		diff("kiln's message %q, the server's %q", k.Message, srv.text)
 	}
+	if k.Got == "denied" && srv.outcome == "denied" && !strings.Contains(srv.text, k.Message) {
+		// A denial by a MutatingAdmissionPolicy: the server's message.
+		diff("kiln's message %q is not in the server's %q", k.Message, srv.text)
+	}
 	if k.Status != policytest.Pass {
 		diff("kiln's case did not pass: %s", k.Message)
 	}
@@ -326,6 +331,12 @@ func comparePolicyCase(t *testing.T, file string, c *policytest.Case, k policyte
 	}
 	if e.AuditAnnotations != nil && fmt.Sprint(e.AuditAnnotations) != fmt.Sprint(srv.annots) {
 		diff("audit annotations: the case (and kiln) %v, the server %v", e.AuditAnnotations, srv.annots)
+	}
+	if w := e.Admitted; w != nil && srv.outcome != "denied" {
+		want, _ := w.Content()
+		if d := subsetOf("", want, srv.object); d != "" {
+			diff("the server's admitted object differs from the case's (and kiln's): %s", d)
+		}
 	}
 	return agree
 }

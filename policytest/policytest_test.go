@@ -132,6 +132,60 @@ func TestKyverno(t *testing.T) {
 	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=pass") || m.calls != 1 {
 		t.Errorf("with a Mutator: %v %v (calls %d)", got, rep.Results, m.calls)
 	}
+
+	// kiln test's own Mutator (rules/mutate): the patchedResources match,
+	// and a patchedResources the policy does not produce fails.
+	rep = RunPaths([]string{"testdata/kyverno/map"}, DefaultOptions())
+	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=pass") || rep.ExitCode() != 0 {
+		t.Errorf("with rules/mutate: %v %v", got, rep.Results)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"kyverno-test.yaml", "policy.yaml", "resources.yaml", "patched.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata/kyverno/map", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "patched.yaml" {
+			data = bytes.ReplaceAll(data, []byte("team: platform"), []byte("team: storefront"))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep = RunPaths([]string{dir}, DefaultOptions())
+	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=fail") || !strings.Contains(rep.Results[0].Message, "expected storefront, got platform") {
+		t.Errorf("with rules/mutate and a wrong patchedResources: %v %v", got, rep.Results)
+	}
+}
+
+// TestMutations runs testdata/mutation (kiln's format) with kiln test's
+// Mutator: each case's status and what its message must say.
+func TestMutations(t *testing.T) {
+	rep := RunPaths([]string{"testdata/mutation"}, DefaultOptions())
+	if len(rep.Errors) > 0 {
+		t.Fatal(rep.Errors)
+	}
+	want := []struct {
+		status  Status
+		message string
+	}{
+		{Pass, ""}, // the label is added before validation
+		{Fail, "admitted object: metadata.labels.team: expected storefront, got platform"},
+		{Pass, "ValidatingAdmissionPolicy 'team-label' with binding 'team-label' denied request"}, // the robot: not mutated
+		{Pass, ""}, // UPDATE: oldObject read
+		{Pass, "policy 'replace-owner' with binding 'replace-owner' denied request: JSON Patch: replace operation does not apply"},
+		{Error, `cannot evaluate mutations: MutatingAdmissionPolicy "widget-size" matches Widget, a custom resource`},
+		{Pass, `the API server refuses Service/default/web as MutatingAdmissionPolicies changed it: metadata.labels: Invalid value: "not valid!"`},
+	}
+	if len(rep.Results) != len(want) {
+		t.Fatalf("%d results, want %d: %v", len(rep.Results), len(want), statuses(rep))
+	}
+	for i, w := range want {
+		r := rep.Results[i]
+		if r.Status != w.status || !strings.Contains(r.Message, w.message) {
+			t.Errorf("%s: %s %q, want %s with %q", r.Case, r.Status, r.Message, w.status, w.message)
+		}
+	}
 }
 
 // TestOutputs runs a suite with passing and failing cases through every

@@ -1,6 +1,7 @@
 package policytest
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -23,14 +24,16 @@ type Mutator interface {
 	// and CRDs) that matches req, in the API server's order, and returns
 	// the object after mutation (req.Object's content when nothing
 	// matches). A non-nil error is a denial (failurePolicy Fail, a failed
-	// patch): its text is the server's message.
+	// patch): its text is the server's message; one that wraps
+	// ErrCannotEvaluate is not, and the case ends in error.
 	Mutate(policies, context []*manifest.Object, req cel.Request) (map[string]any, error)
 }
 
 // Options configure Run.
 type Options struct {
-	// Mutator evaluates MutatingAdmissionPolicies; nil: a case that needs
-	// it cannot be evaluated, and says so (it never passes).
+	// Mutator evaluates MutatingAdmissionPolicies (DefaultOptions: the
+	// server's code); nil: a case that needs it cannot be evaluated, and
+	// says so (it never passes).
 	Mutator Mutator
 }
 
@@ -252,6 +255,10 @@ func (st *state) run(c *Case, opts Options) Result {
 			return r
 		}
 		mutated, err := opts.Mutator.Mutate(st.mutating, st.context, req)
+		if errors.Is(err, ErrCannotEvaluate) {
+			r.Got, r.Status, r.Message = "not evaluated", Error, err.Error()
+			return r
+		}
 		if err != nil {
 			return st.compare(r, c, []cel.Decision{{Kind: cel.Deny, Message: err.Error()}}, nil)
 		}
@@ -262,6 +269,20 @@ func (st *state) run(c *Case, opts Options) Result {
 		}
 		m.SetContent(mutated)
 		req.Object = m
+		if check, err := manifest.NewObject(m.File, m.Doc, m.Item, m.Node()); err == nil {
+			// The server validates the mutated object before the
+			// validating policies see it (kiln checks it as a create).
+			check.SetContent(mutated)
+			if res := st.admitter.Admit(check); res.Rejected {
+				r.Got = "denied by the API server's validation"
+				r.Message = fmt.Sprintf("the API server refuses %s as MutatingAdmissionPolicies changed it: %s", refString(req.Object), problems(res))
+				r.Status = Fail
+				if c.Expect.Outcome == Denied && c.Expect.Policy == "" && c.Expect.Message == "" {
+					r.Status = Pass
+				}
+				return r
+			}
+		}
 	}
 	decisions, err := st.engine.EvaluateRequest(req)
 	if err != nil {

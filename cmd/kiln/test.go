@@ -18,7 +18,7 @@ func newTestCmd(e *env) *cobra.Command {
 			if err := policytest.CheckFormat(format); err != nil {
 				return err
 			}
-			rep := policytest.RunPaths(args, policytest.Options{})
+			rep := policytest.RunPaths(args, policytest.DefaultOptions())
 			if err := policytest.Write(e.stdout, format, rep); err != nil {
 				return err
 			}

@@ -13,7 +13,8 @@
 // package admit, which calls it for every object it admits, so Pod Security,
 // ValidatingAdmissionPolicies, the schema checks and kiln's own rules judge
 // the mutated object. A run without a MutatingAdmissionPolicy has no Mutator
-// and pays nothing.
+// and pays nothing. kiln test (package policytest) runs the same dispatcher
+// on each case's request with ForRequests and Evaluate.
 package mutate
 
 import (
@@ -62,7 +63,8 @@ type Options struct {
 }
 
 // Mutator applies the run's MutatingAdmissionPolicies (admit.Mutator). Make
-// it with New; Mutate is safe for concurrent use.
+// it with New for kiln lint (Mutate), with ForRequests for kiln test
+// (Evaluate); both are safe for concurrent use.
 type Mutator struct {
 	pass       *rules.Pass
 	kinds      *manifest.Kinds
@@ -88,7 +90,19 @@ type Mutator struct {
 // bindings without their policy, notes) go to the pass, a Before's: the
 // notes are reported when the pass finishes.
 func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Options) *Mutator {
-	report := p.Report
+	m := build(objs, kinds, opts, p.Report)
+	if m == nil || (len(m.hooks) == 0 && len(m.webhooks) == 0) {
+		return nil
+	}
+	m.pass = p
+	m.matchPods = m.anyMatchesPods()
+	p.Finish(func() { m.notes.report(p) })
+	return m
+}
+
+// build loads and compiles the policies, bindings and webhooks among objs,
+// reporting what is wrong with them; nil when there is nothing to run.
+func build(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report func(rules.Diagnostic)) *Mutator {
 	policies, bindings, refused := load(objs, report)
 	for _, b := range bindings {
 		name := b.spec.Spec.PolicyName
@@ -112,7 +126,6 @@ func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Opt
 	}
 	authz := cel.Authorizer(opts.Authorizer)
 	m := &Mutator{
-		pass:     p,
 		webhooks: webhooks,
 		nsLister: cel.NamespaceLister(objs),
 		kinds:    kinds,
@@ -150,11 +163,6 @@ func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Opt
 			m.hooks = append(m.hooks, hook)
 		}
 	}
-	if len(m.hooks) == 0 && len(m.webhooks) == 0 {
-		return nil
-	}
-	m.matchPods = m.anyMatchesPods()
-	p.Finish(func() { m.notes.report(p) })
 	return m
 }
 
