@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/plural"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
@@ -114,9 +115,9 @@ func (r *Report) summary() string {
 		s += fmt.Sprintf(", %d not evaluated", errs)
 	}
 	if len(r.Errors) > 0 {
-		s += fmt.Sprintf(", %d broken test files", len(r.Errors))
+		s += ", " + plural.Count(len(r.Errors), "broken test file")
 	}
-	return s + fmt.Sprintf(" (%d test files)", len(r.Files))
+	return s + " (" + plural.Count(len(r.Files), "test file") + ")"
 }
 
 func writeText(w io.Writer, r *Report) error {

@@ -14,9 +14,9 @@ func TestTestCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"test", "../../policytest/testdata/readme"}, 0, "kiln test: 7 passed, 0 failed (1 test files)"},
+		{[]string{"test", "../../policytest/testdata/readme"}, 0, "kiln test: 7 passed, 0 failed (1 test file)"},
 		// MutatingAdmissionPolicies are evaluated (rules/mutate).
-		{[]string{"test", "../../policytest/testdata/kyverno/map"}, 0, "kiln test: 1 passed, 0 failed (1 test files)"},
+		{[]string{"test", "../../policytest/testdata/kyverno/map"}, 0, "kiln test: 1 passed, 0 failed (1 test file)"},
 		{[]string{"test", "-f", "json", "../../policytest/testdata/outputs"}, 1, `"failed": 3`},
 		{[]string{"test", "../../policytest/testdata/outputs/cluster.yaml"}, 2, "cluster.yaml:7:1: a second YAML document"},
 		{[]string{"test", "testdata"}, 2, "no test files under testdata"},
