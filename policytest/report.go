@@ -200,60 +200,29 @@ func writeJSON(w io.Writer, r *Report) error {
 	return enc.Encode(out)
 }
 
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	File      string        `xml:"file,attr,omitempty"`
-	Line      int           `xml:"line,attr,omitempty"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitProblem struct {
-	Message string `xml:"message,attr"`
-	Text    string `xml:",chardata"`
-}
-
 func writeJUnit(w io.Writer, r *Report) error {
-	out := junitSuites{}
+	out := report.JUnitSuites{}
 	index := map[string]int{}
-	suite := func(name string) *junitSuite {
+	suite := func(name string) *report.JUnitSuite {
 		i, ok := index[name]
 		if !ok {
 			i = len(out.Suites)
 			index[name] = i
-			out.Suites = append(out.Suites, junitSuite{Name: name})
+			out.Suites = append(out.Suites, report.JUnitSuite{Name: name})
 		}
 		return &out.Suites[i]
 	}
 	for _, res := range r.Results {
 		s := suite(res.File)
-		c := junitCase{Name: res.Case, Classname: res.Test, File: res.Pos.File, Line: res.Pos.Line, SystemOut: res.Message}
+		c := report.JUnitCase{Name: res.Case, Classname: res.Test, File: res.Pos.File, Line: res.Pos.Line, SystemOut: res.Message}
 		text := fmt.Sprintf("%s: expected %s, got %s: %s", res.Pos, res.Expected, res.Got, res.Message)
 		switch res.Status {
 		case Fail:
-			c.Failure = &junitProblem{Message: res.Message, Text: text}
+			c.Failures = []report.JUnitProblem{{Message: res.Message, Body: text}}
 			s.Failures++
 			out.Failures++
 		case Error:
-			c.Error = &junitProblem{Message: res.Message, Text: text}
+			c.Errors = []report.JUnitProblem{{Message: res.Message, Body: text}}
 			s.Errors++
 			out.Errors++
 		}
@@ -264,7 +233,7 @@ func writeJUnit(w io.Writer, r *Report) error {
 	for _, e := range r.Errors {
 		pos := errorPos(e)
 		s := suite(pos.File)
-		s.Cases = append(s.Cases, junitCase{Name: "test file", Classname: pos.File, File: pos.File, Line: pos.Line, Error: &junitProblem{Message: e.Error(), Text: e.Error()}})
+		s.Cases = append(s.Cases, report.JUnitCase{Name: "test file", Classname: pos.File, File: pos.File, Line: pos.Line, Errors: []report.JUnitProblem{{Message: e.Error(), Body: e.Error()}}})
 		s.Tests++
 		s.Errors++
 		out.Tests++

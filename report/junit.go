@@ -13,34 +13,41 @@ import (
 // testsuite per input file, one testcase per object, one failure per
 // error-level finding. A testcase fails when it has at least one failure,
 // so tests − failures is the number of clean objects.
-type junitSuites struct {
+// JUnitSuites is the root of a JUnit XML report (kiln lint -f junit, kiln
+// test -f junit).
+type JUnitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
+	Name     string       `xml:"name,attr,omitempty"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	Suites   []JUnitSuite `xml:"testsuite"`
 }
 
-type junitSuite struct {
+// JUnitSuite is one testsuite: an input file.
+type JUnitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
 	Errors   int         `xml:"errors,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Cases    []JUnitCase `xml:"testcase"`
 }
 
-type junitCase struct {
+// JUnitCase is one testcase, failed by any failure or error.
+type JUnitCase struct {
 	Name      string         `xml:"name,attr"`
 	Classname string         `xml:"classname,attr"`
-	Errors    []junitFailure `xml:"error"`
-	Failures  []junitFailure `xml:"failure"`
+	File      string         `xml:"file,attr,omitempty"`
+	Line      int            `xml:"line,attr,omitempty"`
+	Errors    []JUnitProblem `xml:"error"`
+	Failures  []JUnitProblem `xml:"failure"`
 	SystemOut string         `xml:"system-out,omitempty"`
 }
 
-type junitFailure struct {
+// JUnitProblem is a failure or an error of a testcase.
+type JUnitProblem struct {
 	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
+	Type    string `xml:"type,attr,omitempty"`
 	Body    string `xml:",chardata"`
 }
 
@@ -59,8 +66,8 @@ type junitSuiteBuild struct {
 
 type junitCaseBuild struct {
 	name     string
-	errors   []junitFailure
-	failures []junitFailure
+	errors   []JUnitProblem
+	failures []JUnitProblem
 	out      []string
 }
 
@@ -102,7 +109,7 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 		if s.whole == nil {
 			s.whole = &junitCaseBuild{name: suiteName(e.Pos.File)}
 		}
-		s.whole.errors = append(s.whole.errors, junitFailure{Message: e.Msg, Type: "kiln/input", Body: (&manifest.Error{Pos: e.Pos, Msg: e.Msg}).Error()})
+		s.whole.errors = append(s.whole.errors, JUnitProblem{Message: e.Msg, Type: "kiln/input", Body: (&manifest.Error{Pos: e.Pos, Msg: e.Msg}).Error()})
 	}
 	for _, fo := range res.Files {
 		s := b.suite(fo.File)
@@ -135,7 +142,7 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 		case f.Suppressed != nil || f.Baselined:
 			c.out = append(c.out, line)
 		case f.Severity == rules.Error:
-			c.failures = append(c.failures, junitFailure{Message: f.Message, Type: f.Rule, Body: line})
+			c.failures = append(c.failures, JUnitProblem{Message: f.Message, Type: f.Rule, Body: line})
 		default:
 			c.out = append(c.out, line)
 		}
@@ -145,15 +152,15 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 		return err
 	}
 
-	out := junitSuites{Name: "kiln", Suites: []junitSuite{}}
+	out := JUnitSuites{Name: "kiln", Suites: []JUnitSuite{}}
 	for _, s := range b.suites {
-		js := junitSuite{Name: suiteName(s.file), Cases: []junitCase{}}
+		js := JUnitSuite{Name: suiteName(s.file), Cases: []JUnitCase{}}
 		cases := s.cases
 		if s.whole != nil {
 			cases = append([]*junitCaseBuild{s.whole}, cases...)
 		}
 		for _, c := range cases {
-			jc := junitCase{Name: c.name, Classname: js.Name, Errors: c.errors, Failures: c.failures}
+			jc := JUnitCase{Name: c.name, Classname: js.Name, Errors: c.errors, Failures: c.failures}
 			if len(c.out) > 0 {
 				jc.SystemOut = strings.Join(c.out, "\n") + "\n"
 			}
