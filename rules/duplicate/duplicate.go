@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -124,12 +125,50 @@ func identityHash(id manifest.Identity) [16]byte {
 }
 
 // digest hashes the object's content, to tell identical copies apart from
-// differing ones.
+// differing ones: the admitted content without what the server gives each
+// object of its own (its uid; a Service's cluster IPs and node ports), so
+// that copies written alike are identical.
 func digest(o *manifest.Object) [8]byte {
 	content, _ := o.Content()
-	data, _ := json.Marshal(content)
+	data, _ := json.Marshal(withoutOwn(content))
 	sum := sha256.Sum256(data)
 	return [8]byte(sum[:8])
+}
+
+// withoutOwn returns content without metadata.uid and, for a Service, the
+// allocated spec.clusterIP, spec.clusterIPs and ports' nodePorts; content
+// itself is not changed.
+func withoutOwn(content map[string]any) map[string]any {
+	out := maps.Clone(content)
+	if md, ok := out["metadata"].(map[string]any); ok {
+		md = maps.Clone(md)
+		delete(md, "uid")
+		out["metadata"] = md
+	}
+	if out["kind"] != "Service" || out["apiVersion"] != "v1" {
+		return out
+	}
+	spec, ok := out["spec"].(map[string]any)
+	if !ok {
+		return out
+	}
+	spec = maps.Clone(spec)
+	delete(spec, "clusterIP")
+	delete(spec, "clusterIPs")
+	if ports, ok := spec["ports"].([]any); ok {
+		ps := make([]any, len(ports))
+		for i, p := range ports {
+			if m, ok := p.(map[string]any); ok {
+				m = maps.Clone(m)
+				delete(m, "nodePort")
+				p = m
+			}
+			ps[i] = p
+		}
+		spec["ports"] = ps
+	}
+	out["spec"] = spec
+	return out
 }
 
 // report reports every copy after the first of an identity, at the copy,
