@@ -5,7 +5,11 @@
 # Prints objects/s, wall and CPU seconds and peak RSS for (a) a bare YAML
 # parse + decode of the same files, (b) Pod Security Admission only, and
 # (c) everything: PSA, ten users' ValidatingAdmissionPolicies
-# (bench/policies) and kiln's own rules; then one small file (bench/small.yaml,
+# (bench/policies) and kiln's own rules, without the content cache; for
+# 10,000 objects and fewer, (c) again with the content cache: cold (an empty
+# cache, which the run fills), warm (the input unchanged since) and with one
+# file changed (a comment appended to one file before each run, so that its
+# objects are judged afresh and the rest replayed); then one small file (bench/small.yaml,
 # the start-up a pre-commit hook or an editor pays on every run) and, when
 # REALWORLD (default ../shared/realworld) holds them, the argo-workflows and
 # argo-cd deploy trees (kustomize builds of large CRDs), each with its bare
@@ -43,16 +47,29 @@ for n in ${SIZES:-1000 10000 50000 200000}; do
   [ -d "$dir" ] || python3 "$GEN" "$n" "$dir" >/dev/null 2>&1
   "$OUT/measure" "(a) parse only, $n" "$n" -- "$OUT/parseonly" "$dir"
   "$OUT/measure" "(b) PSA only, $n" "$n" -- "$KILN" lint --config "$OUT/psa-only.yaml" -f json "$dir"
-  "$OUT/measure" "(c) everything, $n" "$n" -- "$KILN" lint --config "$OUT/all.yaml" --policy bench/policies -f json "$dir"
+  "$OUT/measure" "(c) everything, $n" "$n" -- "$KILN" lint --no-cache --config "$OUT/all.yaml" --policy bench/policies -f json "$dir"
+  [ "$n" -le 10000 ] || continue
+  cache="$OUT/cache-$n"
+  edited="$OUT/edited-$n"
+  rm -rf "$cache" "$edited"
+  cp -r "$dir" "$edited"
+  one=$(ls "$edited" | head -n 1)
+  RUNS=1 "$OUT/measure" "(c) cached: cold, $n" "$n" -- "$KILN" lint --cache-dir "$cache" --config "$OUT/all.yaml" --policy bench/policies -f json "$edited"
+  "$OUT/measure" "(c) cached: warm, $n" "$n" -- "$KILN" lint --cache-dir "$cache" --config "$OUT/all.yaml" --policy bench/policies -f json "$edited"
+  "$OUT/measure" "(c) cached: 1 file changed, $n" "$n" -- bash -c 'printf "# %s\n" "$(date +%s%N)" >> "$1/$2"; shift 2; exec "$@"' _ "$edited" "$one" \
+    "$KILN" lint --cache-dir "$cache" --config "$OUT/all.yaml" --policy bench/policies -f json "$edited"
 done
 RUNS=$small_runs
 "$OUT/measure" "(a) parse only, small file" 1 -- "$OUT/parseonly" bench/small.yaml
-"$OUT/measure" "(c) everything, small file" 1 -- "$KILN" lint --config "$OUT/all.yaml" -f json bench/small.yaml
+"$OUT/measure" "(c) everything, small file" 1 -- "$KILN" lint --no-cache --config "$OUT/all.yaml" -f json bench/small.yaml
 REALWORLD=${REALWORLD:-../shared/realworld}
 for tree in argo-workflows argo-cd; do
   [ -d "$REALWORLD/$tree" ] || continue
   "$OUT/measure" "(a) parse only, $tree" 0 -- "$OUT/parseonly" "$REALWORLD/$tree"
-  "$OUT/measure" "(d) kiln lint, $tree" 0 -- "$KILN" lint -f json "$REALWORLD/$tree"
+  "$OUT/measure" "(d) kiln lint, $tree" 0 -- "$KILN" lint --no-cache -f json "$REALWORLD/$tree"
+  rm -rf "$OUT/cache-$tree"
+  RUNS=1 "$OUT/measure" "(d) cached: cold, $tree" 0 -- "$KILN" lint --cache-dir "$OUT/cache-$tree" -f json "$REALWORLD/$tree"
+  "$OUT/measure" "(d) cached: warm, $tree" 0 -- "$KILN" lint --cache-dir "$OUT/cache-$tree" -f json "$REALWORLD/$tree"
 done
 if [ -z "${NO_GOBENCH:-}" ]; then
   go test -run '^$' -bench . -benchtime 3x ./manifest/... ./rules/... ./compiler/... 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true

@@ -74,7 +74,7 @@ func TestActionDefinition(t *testing.T) {
 	if a.Name == "" || a.Runs.Using != "composite" {
 		t.Fatalf("action.yml: name %q, runs.using %q; want a named composite action", a.Name, a.Runs.Using)
 	}
-	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url", "step-summary", "baseline", "new-from-rev", "shard"} {
+	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url", "step-summary", "baseline", "new-from-rev", "shard", "cache"} {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %q missing", in)
 		} else if a.Inputs[in].Description == "" {
@@ -764,8 +764,14 @@ func TestActionBuildFallback(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if strings.Join(j.ran, ",") != "install,cache,build,lint" {
-		t.Errorf("steps run %v, want install, cache, build, lint", j.ran)
+	if strings.Join(j.ran, ",") != "install,cache,build,judged,lint" {
+		t.Errorf("steps run %v, want install, cache, build, judged, lint", j.ran)
+	}
+	if k := j.outputs["install"]["judged-key"]; !strings.HasPrefix(k, j.outputs["install"]["judged-prefix"]) || k == "" {
+		t.Errorf("content cache key %q does not start with its restore prefix %q", k, j.outputs["install"]["judged-prefix"])
+	}
+	if entries, _ := filepath.Glob(filepath.Join(ws, ".kiln-action/judged/*/*")); len(entries) == 0 {
+		t.Error("kiln lint wrote no content cache entry under .kiln-action/judged, where the judged step restores it from")
 	}
 	bin := j.outputs["install"]["kiln"]
 	if bin != filepath.Join(ws, ".kiln-action/bin/kiln") {
@@ -786,8 +792,8 @@ func TestActionBuildFallback(t *testing.T) {
 	if r := j2.runAll(); r.code != 0 {
 		t.Fatalf("second job: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if strings.Join(j2.ran, ",") != "install,cache,lint" || j2.outputs["install"]["cache-key"] != key {
-		t.Errorf("second job ran %v with key %q; want install, cache (hit on %q), lint", j2.ran, j2.outputs["install"]["cache-key"], key)
+	if strings.Join(j2.ran, ",") != "install,cache,judged,lint" || j2.outputs["install"]["cache-key"] != key {
+		t.Errorf("second job ran %v with key %q; want install, cache (hit on %q), judged, lint", j2.ran, j2.outputs["install"]["cache-key"], key)
 	}
 	// Without Go and without a cached build: a clear failure.
 	j3 := newActionJob(t, writeTree(t, files), "main", nil)

@@ -97,23 +97,33 @@ func (s *stream) parseDoc(lines [2]int) *yaml.Node {
 	if s.data == nil {
 		return nil // dropped (Set.DropSources)
 	}
+	from, to, ok := s.docRange(lines)
+	if !ok {
+		return nil
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(s.data[from:to])).Decode(&doc); err != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	shiftLines(doc.Content[0], lines[0]-1, map[*yaml.Node]bool{})
+	return doc.Content[0]
+}
+
+// docRange returns the byte range of the lines [first, end) of the stream
+// (end 0: to the end); the caller holds s.mu.
+func (s *stream) docRange(lines [2]int) (from, to int, ok bool) {
 	if s.lineStarts == nil {
 		s.lineStarts = lineStarts(s.data)
 	}
 	first, end := lines[0], lines[1]
 	if first < 1 || first > len(s.lineStarts) {
-		return nil
+		return 0, 0, false
 	}
-	to := len(s.data)
+	to = len(s.data)
 	if end > first && end <= len(s.lineStarts) {
 		to = s.lineStarts[end-1]
 	}
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(s.data[s.lineStarts[first-1]:to])).Decode(&doc); err != nil || len(doc.Content) == 0 {
-		return nil
-	}
-	shiftLines(doc.Content[0], first-1, map[*yaml.Node]bool{})
-	return doc.Content[0]
+	return s.lineStarts[first-1], to, true
 }
 
 // lineStarts returns the byte offset at which each line begins.

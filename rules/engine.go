@@ -3,6 +3,7 @@ package rules
 import (
 	"cmp"
 	"fmt"
+	"hash"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,10 @@ type Engine struct {
 	// --shard): the others are context only (read in the first pass as
 	// every run reads it), neither judged nor counted. Nil: all of them.
 	Judges func(*manifest.Object) bool
+	// Cache, when set, remembers what judging each batch gave, across
+	// runs, and replays it for a batch read from the same bytes in the same
+	// context (see memo.go): the result is the same either way.
+	Cache Cache
 }
 
 // Batch is objects of one input file or rendered unit, judged together:
@@ -121,8 +126,20 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	passes := make([]*Pass, len(e.Checkers))
 	befores := make([]Judge, len(e.Checkers))
 	judges := make([]Judge, len(e.Checkers))
+	var key hash.Hash
+	var given *givenRecorder
+	if e.Cache != nil {
+		r.memo = &memo{cache: e.Cache}
+		key = runKey(e, r.opts, r.cfg, ctx)
+		if e.Given != nil {
+			given = &givenRecorder{given: e.Given}
+		}
+	}
 	for i, c := range e.Checkers {
-		passes[i] = r.newPass(c, ctx)
+		passes[i] = r.newPass(i, c, ctx)
+		if given != nil {
+			passes[i].given = given.objects
+		}
 		passes[i].find = feed.Find
 		if c.Before == nil {
 			continue
@@ -145,6 +162,10 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", e.Checkers[i].Name, err)
 		}
 	}
+	if r.memo != nil {
+		r.memo.key = finishKey(key, passes, given)
+		r.passes = passes
+	}
 	// The context objects have served: what the judges need of them, they
 	// keep.
 	for _, p := range passes {
@@ -162,8 +183,14 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 			}
 		}
 	}
+	if r.memo != nil {
+		r.memo.judging.Store(true)
+	}
 	if err := feed.Each(func(b Batch) { r.judge(b, active, relating) }); err != nil {
 		return nil, err
+	}
+	if r.memo != nil {
+		r.memo.judging.Store(false)
 	}
 	for _, p := range passes {
 		for _, fn := range p.finish {
@@ -186,21 +213,30 @@ type run struct {
 	found   *spill.Sorter[Finding]
 	ignores map[ignoreKey]*ignoreRecord
 	shared  *shared
+	memo    *memo   // nil: the run remembers nothing
+	passes  []*Pass // for replaying remembered batches
 }
 
 // newPass makes the pass of checker c; its reports become findings at once.
-func (r *run) newPass(c *Checker, ctx []*manifest.Object) *Pass {
+func (r *run) newPass(index int, c *Checker, ctx []*manifest.Object) *Pass {
 	known := make(map[string]bool, len(c.Rules))
 	byID := make(map[string]*Rule, len(c.Rules))
 	for _, rule := range c.Rules {
 		known[rule.ID] = true
 		byID[rule.ID] = rule
 	}
-	pass := &Pass{Objects: contextFor(c, ctx), Options: r.opts, shared: r.shared, checker: c, known: known, enabled: r.cfg.Enabled, given: r.e.Given}
+	pass := &Pass{Objects: contextFor(c, ctx), Options: r.opts, shared: r.shared, checker: c, known: known, enabled: r.cfg.Enabled, given: r.e.Given,
+		memo: r.memo, index: index}
 	pass.report = func(d Diagnostic) {
 		if !pass.known[d.Rule] {
 			panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
 		}
+		if r.memo != nil && !c.Relates {
+			r.memo.diag(index, d)
+		}
+		pass.deliver(d)
+	}
+	pass.deliver = func(d Diagnostic) {
 		rule := byID[d.Rule]
 		if rule == nil {
 			rule = pass.declaredRule(d.Rule)
@@ -236,26 +272,50 @@ func (r *run) judge(b Batch, active, relating []Judge) {
 	for i, o := range b.Objects {
 		o.Order = OrderOf(b.Index, b.First+i)
 	}
+	var bm *batchMemo
+	if r.memo != nil {
+		if bm = r.memo.begin(b, r.e.Judges, r.passes); bm == nil {
+			for _, o := range b.Objects {
+				r.memo.recs.Store(o, (*objRecord)(nil)) // judged, not remembered
+				defer r.memo.recs.Delete(o)
+			}
+		}
+	}
 	one := func(i int) {
 		o := b.Objects[i]
-		if r.e.Judges != nil && !r.e.Judges(o) {
+		switch {
+		case r.e.Judges != nil && !r.e.Judges(o):
 			for _, j := range relating {
 				j(o)
 			}
-			if r.e.DropContent {
-				o.DropContent()
+		case bm != nil && bm.hit != nil:
+			rec := bm.hit.Objects[i]
+			rec.restore(o)
+			for _, j := range relating {
+				j(o)
 			}
-			return
+			rec.replay(o, r.passes)
+			r.judged(o)
+		default:
+			if bm != nil {
+				bm.start(i, o)
+			}
+			for _, j := range active {
+				j(o)
+			}
+			if bm != nil {
+				bm.end(i, o)
+			}
+			r.judged(o)
 		}
-		for _, j := range active {
-			j(o)
-		}
-		r.judged(o)
 		if r.e.DropContent {
 			o.DropContent()
 		}
 	}
 	parallel.EachChunk(len(b.Objects), 16, one) // a batch of up to 16 runs on this goroutine
+	if bm != nil && bm.hit == nil {
+		bm.store()
+	}
 }
 
 // result sorts the findings, adds kiln/unused-ignore and counts.

@@ -114,11 +114,17 @@ type Pass struct {
 	// Requires, for Before and Prepare: the engine lets go of them once
 	// judging starts, so a judge keeps what it needs of them, not the
 	// objects.
-	Objects  []*manifest.Object
-	Options  *Options
-	shared   *shared
-	checker  *Checker
-	report   func(Diagnostic)
+	Objects []*manifest.Object
+	Options *Options
+	shared  *shared
+	checker *Checker
+	report  func(Diagnostic)
+	// deliver turns a diagnostic into a finding (report records it first
+	// when the run remembers judged objects).
+	deliver  func(Diagnostic)
+	memo     *memo
+	index    int // the checker's place in the engine's
+	kinds    map[string]*FirstOfKind
 	declared []*Rule
 	known    map[string]bool
 	enabled  func(id string) bool

@@ -196,6 +196,7 @@ func (s *Session) revBaseline(paths []string, rev string) (*baseline.Baseline, e
 		return nil, fmt.Errorf("--new-from-rev %s: the revision's settings: %w", rev, err)
 	}
 	sub.Settings.Baseline, sub.Settings.WriteBaseline, sub.Settings.NewFromRev = "", "", ""
+	sub.Settings.NoCache = true // a temp directory's paths never come again
 	out, found, err := sub.lint(revPaths, LintOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("--new-from-rev %s: %w", rev, err)

@@ -49,13 +49,21 @@ type lintRun struct {
 func lintWith(t *testing.T, paths []string, flags map[string]string) (*lintRun, error) {
 	t.Helper()
 	given := settings.New()
-	keys := map[string]string{"baseline": "baseline", "write-baseline": "writeBaseline", "new-from-rev": "newFromRev", "shard": "shard"}
-	for _, name := range []string{"write-baseline", "baseline", "new-from-rev", "shard"} {
+	keys := map[string]string{"baseline": "baseline", "write-baseline": "writeBaseline", "new-from-rev": "newFromRev", "shard": "shard",
+		"cache-dir": "cacheDir", "no-cache": "noCache", "psa-level": "psa.level", "policy": "policies"}
+	for _, name := range []string{"write-baseline", "baseline", "new-from-rev", "shard", "cache-dir", "no-cache", "psa-level", "policy"} {
 		if v, ok := flags[name]; ok {
-			if err := given.Apply(settings.Assignment{Key: keys[name], Value: settings.Scalar(v), From: "--" + name}); err != nil {
+			value := settings.Scalar(v)
+			if name == "policy" {
+				value = settings.List([]string{v})
+			}
+			if err := given.Apply(settings.Assignment{Key: keys[name], Value: value, From: "--" + name}); err != nil {
 				t.Fatal(err)
 			}
 		}
+	}
+	if _, ok := flags["cache-dir"]; !ok {
+		given.NoCache = true // the tests of other features judge afresh
 	}
 	s, err := New(given, paths, nil)
 	if err != nil {

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/kilnhq/kiln/internal/judgecache"
 	"os"
 	"path/filepath"
 
@@ -37,6 +38,10 @@ type Linted struct {
 	// Warnings are what discovery noted without failing (kustomize's
 	// deprecations), for the user.
 	Warnings []error
+	// Cache counts the batches of objects the content cache was asked
+	// for, held and was given (nil: the run used none). The reports never
+	// show it: they are the same with and without the cache.
+	Cache *judgecache.Stats
 }
 
 // Lint is kiln lint: it discovers what the paths hold (default "."),
@@ -61,14 +66,28 @@ func (s *Session) lint(paths []string, o LintOptions) (*Linted, *discover.Result
 	if o.RepoContext {
 		in.Context = repoContext(paths, found, s.Settings)
 	}
-	out, err := lint.Run(s.engine(), in, o.Objects)
+	e := s.engine()
+	c, err := s.cache()
 	if err != nil {
 		return nil, nil, err
+	}
+	if c != nil {
+		e.Cache = c
+		defer c.Trim()
+	}
+	out, err := lint.Run(e, in, o.Objects)
+	if err != nil {
+		return nil, nil, err
+	}
+	var stats *judgecache.Stats
+	if c != nil {
+		st := c.Stats()
+		stats = &st
 	}
 	inputErrs := append(found.Errs, out.Errs...)
 	inputs := inputsFound(found, inputErrs, out.Skipped, s.Settings, o.ListSkipped)
 	inputs.ContextFiles = len(in.Context)
-	l := &Linted{Result: out.Result, Inputs: inputs, Warnings: found.Warnings}
+	l := &Linted{Result: out.Result, Inputs: inputs, Warnings: found.Warnings, Cache: stats}
 	if s.Settings.Shard.On() {
 		s.shard(l, found)
 	}

@@ -52,6 +52,10 @@ type Settings struct {
 	// Shard is the part of the objects this run judges (--shard I/N);
 	// zero: all of them.
 	Shard Shard
+	// CacheDir is where kiln lint remembers what it judged ("": the
+	// default, $XDG_CACHE_HOME/kiln/judged); NoCache turns that off.
+	CacheDir string
+	NoCache  bool
 
 	// PSANamespaces are the pod-security.kubernetes.io labels psa.namespaces
 	// gives namespaces the input does not declare, by namespace.
@@ -87,6 +91,7 @@ const (
 	scalar kind = iota
 	list
 	mapping
+	boolean // a flag without a value
 )
 
 // entry is one setting: its name in each source and how it is applied.
@@ -178,6 +183,10 @@ var table = []entry{
 	{key: "newFromRev", flag: "new-from-rev",
 		apply: func(s *Settings, a Assignment, v value) error { s.NewFromRev = v.str; return nil }},
 	{key: "shard", flag: "shard", apply: applyShard},
+	{key: "cacheDir", flag: "cache-dir",
+		apply: func(s *Settings, a Assignment, v value) error { s.CacheDir = v.str; return nil }},
+	{key: "noCache", flag: "no-cache", kind: boolean,
+		apply: func(s *Settings, a Assignment, v value) error { s.NoCache = v.str == "true"; return nil }},
 
 	{key: "serviceCIDRs", param: "service-cidrs", spec: "serviceCIDRs", flag: "service-cidr", env: "SERVICE_CIDRS", inFile: true, kind: list, apply: applyServiceCIDRs},
 }
@@ -231,6 +240,11 @@ func (s *Settings) apply(a Assignment) error {
 	case scalar:
 		if n.Kind != yaml.ScalarNode {
 			return a.errorf("%s must be a string", a.Key)
+		}
+		v.str = n.Value
+	case boolean:
+		if n.Kind != yaml.ScalarNode || (n.Value != "true" && n.Value != "false") {
+			return a.errorf("%s must be true or false", a.Key)
 		}
 		v.str = n.Value
 	case list:

@@ -31,6 +31,8 @@ var flagHelp = map[string]string{
 	"baseline":        "baseline file (from --write-baseline): its findings are reported as existing and never fail the run; only new ones do",
 	"write-baseline":  "record today's findings in this baseline file (then lint with it)",
 	"new-from-rev":    "report only findings that the tree at this Git revision (e.g. origin/main) does not have: it is read from Git and judged the same way",
+	"cache-dir":       "directory where kiln lint remembers what it judged, keyed by content, to judge only what changed next time (default $XDG_CACHE_HOME/kiln/judged)",
+	"no-cache":        "judge every object afresh: neither read nor write the cache",
 	"shard":           "judge only shard I of N of the objects (e.g. 2/4; by object identity), reading every file for context; combine the shards' -f json with kiln report merge",
 }
 
@@ -43,6 +45,8 @@ var (
 	// Adopt are kiln lint's flags for adopting kiln on an existing
 	// repository and for large ones: baselines, only new findings, shards.
 	Adopt = []string{"baseline", "write-baseline", "new-from-rev", "shard"}
+	// Cache are kiln lint's flags for its content cache.
+	Cache = []string{"cache-dir", "no-cache"}
 )
 
 // Flags are settings' flags registered on a command.
@@ -51,11 +55,12 @@ type Flags struct {
 	names  []string
 	strs   map[string]*string
 	arrays map[string]*[]string
+	bools  map[string]*bool
 }
 
 // RegisterFlags adds the named flags to fs.
 func RegisterFlags(fs *pflag.FlagSet, names ...[]string) *Flags {
-	f := &Flags{fs: fs, strs: map[string]*string{}, arrays: map[string]*[]string{}}
+	f := &Flags{fs: fs, strs: map[string]*string{}, arrays: map[string]*[]string{}, bools: map[string]*bool{}}
 	for _, group := range names {
 		for _, name := range group {
 			e := byFlag(name)
@@ -65,6 +70,8 @@ func RegisterFlags(fs *pflag.FlagSet, names ...[]string) *Flags {
 				f.arrays[name] = fs.StringSlice(name, nil, flagHelp[name])
 			case e.kind == list:
 				f.arrays[name] = fs.StringArray(name, nil, flagHelp[name])
+			case e.kind == boolean:
+				f.bools[name] = fs.Bool(name, false, flagHelp[name])
 			default:
 				f.strs[name] = fs.String(name, "", flagHelp[name])
 			}
@@ -93,6 +100,8 @@ func (f *Flags) Settings() (*Settings, error) {
 		var v *yaml.Node
 		if p, ok := f.arrays[name]; ok {
 			v = List(*p)
+		} else if b, ok := f.bools[name]; ok {
+			v = Scalar(fmt.Sprint(*b))
 		} else {
 			v = Scalar(*f.strs[name])
 		}

@@ -44,7 +44,7 @@ func newLintCmd(e *env) *cobra.Command {
 			return s.Verdict(out.Result, out.Inputs.Errors)
 		},
 	}
-	flags = settings.RegisterFlags(cmd.Flags(), settings.Lint, settings.FailOn, settings.Helm, settings.Adopt)
+	flags = settings.RegisterFlags(cmd.Flags(), settings.Lint, settings.FailOn, settings.Helm, settings.Adopt, settings.Cache)
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(report.Formats, ", "))
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "never colour the text output (NO_COLOR in the environment does the same)")
 	cmd.Flags().BoolVar(&showSuppressed, "show-suppressed", false, "list suppressed findings in the text output, with their reasons")

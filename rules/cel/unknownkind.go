@@ -61,7 +61,7 @@ func prepareUnknownKind(pass *rules.Pass) (rules.Judge, error) {
 	declared := *UnknownKindRule
 	declared.Fail, declared.Pass = "", ""
 	pass.Declare(&declared)
-	var first rules.FirstOfKind
+	first := pass.FirstOfKind("unknown-kind")
 	pass.Finish(func() {
 		first.Each(func(m *rules.Mark, msg string, count int) {
 			if count > 1 {

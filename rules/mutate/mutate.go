@@ -95,6 +95,7 @@ func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Opt
 		return nil
 	}
 	m.pass = p
+	m.notes.first = p.FirstOfKind("mutate")
 	m.matchPods = m.anyMatchesPods()
 	p.Finish(func() { m.notes.report(p) })
 	return m

@@ -2,7 +2,6 @@ package mutate
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -32,47 +31,38 @@ type webhook struct {
 	objSel labels.Selector
 }
 
-// notes are the notes of one run, by cause.
+// notes are the notes of one run: the cause is the key, the message what
+// the note says of it (a format of the kind).
 type notes struct {
-	mu    sync.Mutex
-	by    map[string]*rules.FirstOfKind
-	cause map[string]string // cause key → what the note says of it
+	once  sync.Once
+	first *rules.FirstOfKind
 }
 
 func (n *notes) note(p *rules.Pass, key, what string, o *manifest.Object) {
-	n.mu.Lock()
-	if n.by == nil {
-		n.by, n.cause = map[string]*rules.FirstOfKind{}, map[string]string{}
-	}
-	f := n.by[key]
-	if f == nil {
-		f = &rules.FirstOfKind{}
-		n.by[key], n.cause[key] = f, what
-	}
-	n.mu.Unlock()
-	f.Note(p, o, "", "")
+	n.once.Do(func() {
+		if n.first == nil {
+			n.first = &rules.FirstOfKind{}
+		}
+	})
+	n.first.NoteCause(p, o, key, "", what)
 }
 
 // report reports each note, in cause order.
 func (n *notes) report(p *rules.Pass) {
-	keys := make([]string, 0, len(n.by))
-	for k := range n.by {
-		keys = append(keys, k)
+	if n.first == nil {
+		return
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		what, rule := n.cause[k], RuleUnsupported
-		if strings.HasPrefix(k, "webhook\x00") {
+	n.first.EachCause(func(key string, m *rules.Mark, what string, count int) {
+		rule := RuleUnsupported
+		if strings.HasPrefix(key, "webhook\x00") {
 			rule = RuleWebhook
 		}
-		n.by[k].Each(func(m *rules.Mark, _ string, count int) {
-			more := ""
-			if count > 1 {
-				more = fmt.Sprintf(" (this %s and %d more)", m.Ref.Kind, count-1)
-			}
-			p.Report(rules.Diagnostic{Rule: rule, At: m, Message: fmt.Sprintf(what, m.Ref.Kind) + more})
-		})
-	}
+		more := ""
+		if count > 1 {
+			more = fmt.Sprintf(" (this %s and %d more)", m.Ref.Kind, count-1)
+		}
+		p.Report(rules.Diagnostic{Rule: rule, At: m, Message: fmt.Sprintf(what, m.Ref.Kind) + more})
+	})
 }
 
 // loadWebhooks reads the mutating webhooks among objs.

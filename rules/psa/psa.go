@@ -230,7 +230,7 @@ func join(a, b string) string {
 // the server admits every pod as it is, so nothing is judged, and one info
 // note per workload kind says so.
 func notOn(pass *rules.Pass) rules.Judge {
-	var first rules.FirstOfKind
+	first := pass.FirstOfKind("not-on")
 	pass.Finish(func() {
 		kube := pass.Options.KubeVersion
 		first.Each(func(m *rules.Mark, _ string, count int) {

@@ -90,7 +90,7 @@ func before(p *rules.Pass) (_ rules.Judge, err error) {
 		}
 	}
 	p.Shared(admit.NamespacesKey{}, func() any { return nss })
-	s = &state{a: a, done: make(map[manifest.Key]answer, len(ctx))}
+	s = &state{a: a, done: make(map[manifest.Key]answer, len(ctx)), noCRD: p.FirstOfKind("no-crd")}
 	for i, o := range ctx {
 		s.done[o.Key()] = answer{o, results[i]}
 	}
@@ -109,7 +109,7 @@ type state struct {
 	mu    sync.Mutex
 	done  map[manifest.Key]answer // by the context object's key, until it is judged
 	prune sync.Once
-	noCRD rules.FirstOfKind
+	noCRD *rules.FirstOfKind
 }
 
 // pruneDropped lets go of the answers whose object's content is gone (a
