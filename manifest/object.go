@@ -107,6 +107,9 @@ type Object struct {
 	// noted: notes hold what decoding notices already (a rendered object
 	// decoded when made), so decoding again leaves them be.
 	noted bool
+	// shared holds the decoded content shared with the object's copies
+	// (share.go) while the object holds it.
+	shared *decodedTree
 }
 
 // Notes returns what decoding the object noticed (YAML 1.1 values,
@@ -156,7 +159,7 @@ func NewRenderedObject(file, unit string, doc int, node *yaml.Node) (*Object, er
 	if _, err := o.decode(nil); err != nil {
 		return nil, err
 	}
-	o.once, o.content, o.noted = sync.Once{}, nil, true
+	o.once, o.content, o.noted, o.shared = sync.Once{}, nil, true, nil
 	return o, nil
 }
 
@@ -229,7 +232,7 @@ func (o *Object) Content() (map[string]any, error) { return o.decode(nil) }
 func (o *Object) DropContent() {
 	o.once.Do(func() {})
 	if o.err == nil {
-		o.content, o.err = nil, errContentDropped
+		o.content, o.err, o.shared = nil, errContentDropped, nil
 	}
 }
 
@@ -248,6 +251,18 @@ func (o *Object) decode(in interner) (map[string]any, error) {
 		n := o.Node()
 		if n == nil {
 			o.err = &Error{Pos: o.Pos(), Msg: "object's source was dropped before it was decoded"}
+			return
+		}
+		if o.sharesDecoded() {
+			t, err := o.decodeShared(n, in)
+			if err != nil {
+				o.err = err
+				return
+			}
+			if !o.noted {
+				o.notes = t.notes
+			}
+			o.content, o.shared = t.content, t
 			return
 		}
 		v, notes, err := decode(o.File, n, in)
@@ -307,7 +322,7 @@ func truncate(s string, n int) string {
 // else reads the content.
 func (o *Object) SetContent(c map[string]any) {
 	o.once.Do(func() {})
-	o.content, o.err = c, nil
+	o.content, o.err, o.shared = c, nil, nil
 }
 
 // UnitOf returns the rendered unit of an object: its Unit, else the
