@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -11,8 +10,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/kilnhq/kiln/manifest"
 )
@@ -42,7 +39,7 @@ type Cache interface {
 // object it is not judging makes the run remember nothing more.
 
 // recordVersion changes whenever the record's format or meaning does.
-const recordVersion = "kiln-judged-v1"
+const recordVersion = "kiln-judged-v3"
 
 // memo is a run's use of the Cache.
 type memo struct {
@@ -61,10 +58,13 @@ type memo struct {
 // objRecord is what judging one object gave.
 type objRecord struct {
 	mu      sync.Mutex
-	Diags   []diagRecord    `json:"d,omitempty"`
-	Notes   []noteRecord    `json:"n,omitempty"`
-	Content json.RawMessage `json:"c,omitempty"`
-	Refused bool            `json:"r,omitempty"`
+	Diags   []diagRecord `json:"d,omitempty"`
+	Notes   []noteRecord `json:"n,omitempty"`
+	Refused bool         `json:"r,omitempty"`
+	// Content is the admitted content (memocodec.go), framed apart;
+	// admitted is it decoded, once the record is found replayable.
+	Content  []byte `json:"-"`
+	admitted map[string]any
 }
 
 type diagRecord struct {
@@ -87,7 +87,73 @@ type noteRecord struct {
 }
 
 type batchRecord struct {
-	Objects []*objRecord `json:"o"`
+	Objects []*objRecord
+}
+
+// encode frames the record: the number of objects, then for each a nil
+// mark or its JSON and its content's JSON, each after its length. (The
+// content is not a field of the JSON: encoding/json would scan it again
+// on both ways.)
+func (rec *batchRecord) encode() ([]byte, error) {
+	buf := binary.AppendUvarint(nil, uint64(len(rec.Objects)))
+	for _, o := range rec.Objects {
+		if o == nil {
+			buf = append(buf, 0)
+			continue
+		}
+		meta, err := json.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, 1)
+		buf = binary.AppendUvarint(buf, uint64(len(meta)))
+		buf = append(buf, meta...)
+		buf = binary.AppendUvarint(buf, uint64(len(o.Content)))
+		buf = append(buf, o.Content...)
+	}
+	return buf, nil
+}
+
+// decodeBatch reads what encode wrote; ok is false for anything else.
+func decodeBatch(data []byte) (rec batchRecord, ok bool) {
+	next := func() ([]byte, bool) {
+		n, k := binary.Uvarint(data)
+		if k <= 0 || n > uint64(len(data)-k) {
+			return nil, false
+		}
+		b := data[k : k+int(n)]
+		data = data[k+int(n):]
+		return b, true
+	}
+	count, k := binary.Uvarint(data)
+	if k <= 0 || count > uint64(len(data)) {
+		return rec, false
+	}
+	data = data[k:]
+	rec.Objects = make([]*objRecord, count)
+	for i := range rec.Objects {
+		if len(data) == 0 {
+			return rec, false
+		}
+		present := data[0]
+		data = data[1:]
+		if present == 0 {
+			continue
+		}
+		meta, ok := next()
+		if !ok {
+			return rec, false
+		}
+		o := &objRecord{}
+		if json.Unmarshal(meta, o) != nil {
+			return rec, false
+		}
+		if o.Content, ok = next(); !ok {
+			return rec, false
+		}
+		rec.Objects[i] = o
+	}
+	return rec, len(data) == 0
 }
 
 // runKey hashes what every object's judging depends on besides the object:
@@ -186,6 +252,8 @@ type batchMemo struct {
 	key  [32]byte
 	hit  *batchRecord
 	recs []*objRecord
+	// unstorable: an object's content could not be written.
+	unstorable atomic.Bool
 }
 
 // begin looks the batch up; nil when some object of it cannot be keyed.
@@ -209,8 +277,7 @@ func (m *memo) begin(b Batch, judges func(*manifest.Object) bool, passes []*Pass
 	}
 	bm := &batchMemo{m: m, key: [32]byte(h.Sum(nil))}
 	if data := m.cache.Get(bm.key); data != nil {
-		var rec batchRecord
-		if json.Unmarshal(data, &rec) == nil && rec.replayable(b, judges, passes) {
+		if rec, ok := decodeBatch(data); ok && rec.replayable(b, judges, passes) {
 			bm.hit = &rec
 			return bm
 		}
@@ -243,6 +310,13 @@ func (rec *batchRecord) replayable(b Batch, judges func(*manifest.Object) bool, 
 				return false
 			}
 		}
+		if len(o.Content) > 0 {
+			c, ok := decodeContent(o.Content)
+			if !ok {
+				return false
+			}
+			o.admitted = c
+		}
 	}
 	return true
 }
@@ -259,9 +333,9 @@ func (bm *batchMemo) end(i int, o *manifest.Object) {
 	rec := bm.recs[i]
 	rec.Refused = o.Refused
 	if c, err := o.Content(); err == nil {
-		data, err := json.Marshal(c)
+		data, err := encodeContent(c)
 		if err != nil {
-			bm.m.broken.Store(true)
+			bm.unstorable.Store(true)
 			return
 		}
 		rec.Content = data
@@ -270,25 +344,23 @@ func (bm *batchMemo) end(i int, o *manifest.Object) {
 
 // store puts the batch's records in the cache, unless the run broke.
 func (bm *batchMemo) store() {
-	if bm.m.broken.Load() {
+	if bm.m.broken.Load() || bm.unstorable.Load() {
 		return
 	}
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(batchRecord{Objects: bm.recs}); err != nil {
+	rec := batchRecord{Objects: bm.recs}
+	data, err := rec.encode()
+	if err != nil {
 		return
 	}
-	bm.m.cache.Put(bm.key, buf.Bytes())
+	bm.m.cache.Put(bm.key, data)
 }
 
 // restore gives o the content and Refused the judges left it.
 func (rec *objRecord) restore(o *manifest.Object) {
 	o.Refused = rec.Refused
-	if len(rec.Content) == 0 {
-		return
-	}
-	var c map[string]any
-	if utiljson.Unmarshal(rec.Content, &c) == nil {
-		o.SetContent(c)
+	if rec.admitted != nil {
+		o.SetContent(rec.admitted)
+		rec.admitted = nil
 	}
 }
 

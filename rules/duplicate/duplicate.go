@@ -130,7 +130,10 @@ func identityHash(id manifest.Identity) [16]byte {
 // that copies written alike are identical.
 func digest(o *manifest.Object) [8]byte {
 	content, _ := o.Content()
-	data, _ := json.Marshal(withoutOwn(content))
+	data, err := rules.AppendCanonical(nil, withoutOwn(content))
+	if err != nil {
+		data, _ = json.Marshal(withoutOwn(content))
+	}
 	sum := sha256.Sum256(data)
 	return [8]byte(sum[:8])
 }
