@@ -46,7 +46,7 @@ for n in ${SIZES:-1000 10000 50000 200000}; do
   dir="$OUT/corpus-$n"
   [ -d "$dir" ] || python3 "$GEN" "$n" "$dir" >/dev/null 2>&1
   "$OUT/measure" "(a) parse only, $n" "$n" -- "$OUT/parseonly" "$dir"
-  "$OUT/measure" "(b) PSA only, $n" "$n" -- "$KILN" lint --config "$OUT/psa-only.yaml" -f json "$dir"
+  "$OUT/measure" "(b) PSA only, $n" "$n" -- "$KILN" lint --no-cache --config "$OUT/psa-only.yaml" -f json "$dir"
   "$OUT/measure" "(c) everything, $n" "$n" -- "$KILN" lint --no-cache --config "$OUT/all.yaml" --policy bench/policies -f json "$dir"
   [ "$n" -le 10000 ] || continue
   cache="$OUT/cache-$n"
