@@ -290,6 +290,14 @@ func (f *firstPass) compiled(objs []*manifest.Object) []*manifest.Object {
 // policies name.
 func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given func(rules.Context) ([]*manifest.Object, []error)) *firstPass {
 	isContext := needed.Has
+	// The params that the bindings of the --policy files name are read in
+	// the same scan as the context; a second scan reads those that the
+	// bindings of the input name, if they name others.
+	var given0 []*manifest.Object
+	if needed[rules.Policies] {
+		given0, _ = given(rules.Policies)
+	}
+	early := paramRefsOf(given0)
 	scan := append(append([]string(nil), in.Files...), in.Context...)
 	perFile := make([][]*manifest.Object, len(scan))
 	kinds := make([]map[string]bool, len(scan)) // the kinds each file holds, for params
@@ -301,7 +309,7 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 		perFile[i] = selectFile(scan[i], func(s manifest.Scanned) bool {
 			kinds[i][s.Group()+"/"+s.Kind] = true
 			linted := i < len(in.Files) // App specs of context files are not compiled
-			return isContext(s.Group(), s.Kind) || linted && compiler.IsSpecKind(s.Group(), s.Kind)
+			return isContext(s.Group(), s.Kind) || linted && compiler.IsSpecKind(s.Group(), s.Kind) || early.wantsScanned(s)
 		})
 	})
 	var objs []*manifest.Object // from files, then in memory (stdin, units)
@@ -361,16 +369,18 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 	// bindings are known.
 	var refs paramRefs
 	if needed[rules.Policies] {
-		policies, _ := given(rules.Policies)
-		refs = paramRefsOf(append(append([]*manifest.Object(nil), keep...), policies...))
+		refs = paramRefsOf(append(append([]*manifest.Object(nil), keep...), given0...))
 	}
 	if len(refs) > 0 {
-		params := make([][]*manifest.Object, len(scan))
-		parallel.Each(len(scan), func(i int) {
-			if kinds[i] != nil && refs.anyKindIn(kinds[i]) {
-				params[i] = selectFile(scan[i], refs.wantsScanned)
-			}
-		})
+		params := perFile // every param named was read with the context
+		if !refs.coveredBy(early) {
+			params = make([][]*manifest.Object, len(scan))
+			parallel.Each(len(scan), func(i int) {
+				if kinds[i] != nil && refs.anyKindIn(kinds[i]) {
+					params[i] = selectFile(scan[i], refs.wantsScanned)
+				}
+			})
+		}
 		for _, ps := range params {
 			for _, o := range ps {
 				if refs.wants(o) && !isContext(o.Group(), o.Kind) {

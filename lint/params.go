@@ -82,6 +82,27 @@ func at(m map[string]any, path ...string) any {
 	return v
 }
 
+// coveredBy reports whether every param r names, early names too.
+func (r paramRefs) coveredBy(early paramRefs) bool {
+	for gk, n := range r {
+		e := early[gk]
+		switch {
+		case e == nil:
+			return false
+		case e.all:
+			continue
+		case n.all:
+			return false
+		}
+		for name := range n.names {
+			if !e.names[name] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // anyKindIn reports whether a file that holds the kinds may hold a param.
 func (r paramRefs) anyKindIn(kinds map[string]bool) bool {
 	for gk := range r {
