@@ -691,8 +691,8 @@ func TestActionReleaseDownload(t *testing.T) {
 		j := newActionJob(t, ws, "v0.1.0", map[string]string{"paths": "deploy", "release-url": url})
 		j.env = noGo(t, j.env)
 		r := j.runAll()
-		if strings.Join(j.ran, ",") != "install,lint" {
-			t.Errorf("%s: steps run %v, want install and lint only (no cache, no build)", url, j.ran)
+		if strings.Join(j.ran, ",") != "install,judged,lint" {
+			t.Errorf("%s: steps run %v, want install, judged (kiln's content cache) and lint only (no build cache, no build)", url, j.ran)
 		}
 		if r.code != 1 || !strings.Contains(r.stdout, "::error file=deploy/rogue.yaml") {
 			t.Errorf("%s: lint exit %d, want 1 with the finding\n%s%s", url, r.code, r.stdout, r.stderr)
@@ -825,5 +825,27 @@ func TestActionCacheKey(t *testing.T) {
 	k4 := key()
 	if k1 != k2 || k1 != k3 || k1 == k4 {
 		t.Errorf("keys %s %s %s %s: want the first three equal, the last different", k1, k2, k3, k4)
+	}
+}
+
+// TestActionContentCache: the lint step keeps kiln's content cache under
+// .kiln-action/judged, where the judged step restores it from, unless the
+// cache input is false; the findings are the same either way.
+func TestActionContentCache(t *testing.T) {
+	var outs []string
+	for _, cache := range []string{"true", "true", "false"} {
+		dir := writeTree(t, map[string]string{"deploy/rogue.yaml": badDeployment})
+		r, _ := runActionLint(t, dir, map[string]string{"paths": "deploy", "cache": cache, "format": "json", "sarif-file": "", "step-summary": "false"})
+		if r.code != 1 {
+			t.Fatalf("cache %s: exit %d\n%s%s", cache, r.code, r.stdout, r.stderr)
+		}
+		entries, _ := filepath.Glob(filepath.Join(dir, ".kiln-action/judged/*/*"))
+		if (len(entries) > 0) != (cache == "true") {
+			t.Errorf("cache %s: %d entries under .kiln-action/judged", cache, len(entries))
+		}
+		outs = append(outs, r.stdout)
+	}
+	if outs[0] != outs[2] {
+		t.Errorf("the report with the cache differs from the one without:\n%s\n---\n%s", outs[0], outs[2])
 	}
 }
