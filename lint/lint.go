@@ -37,6 +37,11 @@ type Input struct {
 	// StorageClasses count as in a whole-tree run. Nothing is reported on
 	// them.
 	Context []string
+	// Parsed, when set, remembers what parsing each plain file gave, so
+	// that a file whose bytes are unchanged is not parsed again unless a
+	// judge needs its content (the engine's Cache remembers what judging
+	// it gave).
+	Parsed manifest.ParseCache
 	// KeepContent leaves the objects of Units their content once judged,
 	// for a caller that reads them afterwards (kiln fix edits them).
 	KeepContent bool
@@ -97,7 +102,8 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 			skipped[i] = &s
 		}
 	}
-	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, refs: refs, record: record})
+	fd := &feed{in: in, stdin: stdin, first: first, refs: refs, record: record, parsed: in.Parsed}
+	res, err := e.Stream(first.context, fd)
 	if err != nil {
 		return nil, err
 	}
@@ -158,6 +164,8 @@ type feed struct {
 	first  *firstPass
 	refs   bool // record each file's objects
 	record func(i int, src *manifest.Source, objs []manifest.Ref)
+	// parsed, when set, remembers what parsing each file gave.
+	parsed manifest.ParseCache
 }
 
 // part is how many objects of a file are read and judged at a time: a
@@ -189,6 +197,8 @@ func (f *feed) Each(judge func(rules.Batch)) error {
 		if f.in.Files[i] == manifest.Stdin {
 			src = f.stdin
 			judgePart(src.Objects)
+		} else if f.parsed != nil {
+			src = manifest.ReadFileRemembered(f.in.Files[i], part, judgePart, f.parsed)
 		} else {
 			src = manifest.ReadFileEach(f.in.Files[i], nil, part, judgePart)
 		}

@@ -113,8 +113,11 @@ type Object struct {
 }
 
 // Notes returns what decoding the object noticed (YAML 1.1 values,
-// duplicate keys), once Content has been called.
-func (o *Object) Notes() []Note { return o.notes }
+// duplicate keys), decoding it if it was not yet.
+func (o *Object) Notes() []Note {
+	o.decode(nil)
+	return o.notes
+}
 
 // NewObject builds an Object from a mapping node, reading its type and metadata.
 // It fails if the node is not a mapping or lacks apiVersion or kind.

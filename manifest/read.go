@@ -222,21 +222,7 @@ func ReadFile(path string, stdin io.Reader) *Source {
 // them. The objects fn gets are complete (content decoded, positions
 // indexed); the Source's Errs and Skipped are the whole file's.
 func ReadFileEach(path string, stdin io.Reader, n int, fn func(objs []*Object)) *Source {
-	data, name, err := ReadBytes(path, stdin)
-	src := &Source{Path: name}
-	if err != nil {
-		src.Errs = append(src.Errs, err)
-		return src
-	}
-	data = normalize(data)
-	s := &stream{data: data}
-	skipped, errs := parse(src.Path, data, n, func(objs []*Object) {
-		s.retain(objs)
-		src.streamed += len(objs)
-		fn(objs)
-	})
-	src.Skipped, src.Errs = notManifest(src.Path, data, skipped, errs)
-	return src
+	return readEach(path, stdin, n, fn, nil)
 }
 
 // ReadBytes reads one file ("-" for stdin) without parsing it: its bytes,

@@ -38,8 +38,16 @@ type Store struct {
 	now      func() time.Time
 
 	gets, hits, puts atomic.Int64
-	wrote            atomic.Int64
-	mkdir            sync.Map // fan-out directories made
+	wrote            *atomic.Int64 // bytes written, by this store and its Subs
+	mkdir            *sync.Map     // fan-out directories made
+}
+
+// Sub returns a store of the same directory and bound whose keys are apart
+// from this one's (its own name space) and whose Stats count apart; what it
+// writes counts for this store's Trim.
+func (s *Store) Sub(name string) *Store {
+	salt := sha256.Sum256(append(s.salt[:], name...))
+	return &Store{dir: s.dir, salt: salt, maxBytes: s.maxBytes, now: s.now, wrote: s.wrote, mkdir: s.mkdir}
 }
 
 // DefaultDir is where kiln keeps its cache: $XDG_CACHE_HOME/kiln/judged
@@ -65,7 +73,7 @@ func Open(dir string, maxBytes int64, build string) (*Store, error) {
 	if build == "" {
 		build = BuildID()
 	}
-	return &Store{dir: dir, salt: sha256.Sum256([]byte(build)), maxBytes: maxBytes, now: time.Now}, nil
+	return &Store{dir: dir, salt: sha256.Sum256([]byte(build)), maxBytes: maxBytes, now: time.Now, wrote: new(atomic.Int64), mkdir: new(sync.Map)}, nil
 }
 
 // path returns the file of a key.

@@ -42,6 +42,41 @@ func TestGetPut(t *testing.T) {
 	}
 }
 
+// TestSub: a Sub's keys are apart from its parent's and from another
+// Sub's, its Stats count apart, and what it writes counts for the parent's
+// Trim.
+func TestSub(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, 1, "build a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, other := s.Sub("parsed"), s.Sub("other")
+	parsed.Put(key("x"), []byte("parsed"))
+	if got := s.Get(key("x")); got != nil {
+		t.Errorf("the parent read its Sub's entry: %q", got)
+	}
+	if got := other.Get(key("x")); got != nil {
+		t.Errorf("another Sub read the entry: %q", got)
+	}
+	if got := s.Sub("parsed").Get(key("x")); string(got) != "parsed" {
+		t.Errorf("the same Sub, made again: Get = %q", got)
+	}
+	if st := parsed.Stats(); st != (Stats{Gets: 0, Hits: 0, Puts: 1}) {
+		t.Errorf("Sub Stats = %+v", st)
+	}
+	if st := s.Stats(); st != (Stats{Gets: 1}) {
+		t.Errorf("parent Stats = %+v", st)
+	}
+	// The bound is one byte: the parent's Trim removes the Sub's entry.
+	if err := s.Trim(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Sub("parsed").Get(key("x")); got != nil {
+		t.Errorf("the parent's Trim kept its Sub's entry over the bound: %q", got)
+	}
+}
+
 // TestDamagedEntries: whatever is in an entry's file but a whole entry is a
 // miss.
 func TestDamagedEntries(t *testing.T) {
