@@ -66,7 +66,7 @@ type crdSet struct {
 	byGK     map[schema.GroupKind][]byte
 	mu       sync.Mutex
 	versions map[schema.GroupVersionKind]*crdVersion
-	loaded   map[schema.GroupKind]*apiextensions.CustomResourceDefinition
+	invalid  map[schema.GroupKind]bool // CRDs the server would refuse
 	shipped  map[schema.GroupKind][]byte
 }
 
@@ -75,7 +75,7 @@ func newCRDSet(a *Admitter, objs []*manifest.Object) *crdSet {
 		a:        a,
 		byGK:     map[schema.GroupKind][]byte{},
 		versions: map[schema.GroupVersionKind]*crdVersion{},
-		loaded:   map[schema.GroupKind]*apiextensions.CustomResourceDefinition{},
+		invalid:  map[schema.GroupKind]bool{},
 		shipped:  map[schema.GroupKind][]byte{{Group: "jobset.x-k8s.io", Kind: "JobSet"}: jobSetCRD},
 	}
 	for _, o := range objs {
@@ -108,22 +108,75 @@ func (s *crdSet) handles(gvk schema.GroupVersionKind) bool {
 	return ok
 }
 
-// crd returns the internal CRD of a kind, decoded, defaulted and validated
-// once; nil with a reason when the server would not serve it.
+// crd returns the internal CRD of a kind, decoded and defaulted afresh (a
+// large CRD's schemas are not held once its versions are built); nil with a
+// reason when the server would not serve it.
 func (s *crdSet) crd(gk schema.GroupKind) (*apiextensions.CustomResourceDefinition, error) {
-	if c, ok := s.loaded[gk]; ok {
-		if c == nil {
-			return nil, fmt.Errorf("its CustomResourceDefinition is invalid (see the findings on it)")
-		}
-		return c, nil
+	if s.invalid[gk] {
+		return nil, fmt.Errorf("its CustomResourceDefinition is invalid (see the findings on it)")
 	}
 	crd, errs := decodeCRD(s.byGK[gk])
 	if len(errs) > 0 {
-		s.loaded[gk] = nil
+		s.invalid[gk] = true
 		return nil, fmt.Errorf("its CustomResourceDefinition is invalid (see the findings on it)")
 	}
-	s.loaded[gk] = crd
 	return crd, nil
+}
+
+// withoutDocs clears, in a schema and the schemas it holds, what only
+// documents it (description, title, example, external docs): the
+// validators built from it need none of it, and a large CRD's descriptions
+// are most of its size.
+func withoutDocs(p *apiextensions.JSONSchemaProps) {
+	if p == nil {
+		return
+	}
+	p.Description, p.Title, p.Example, p.ExternalDocs = "", "", nil, nil
+	if p.Items != nil {
+		withoutDocs(p.Items.Schema)
+		for i := range p.Items.JSONSchemas {
+			withoutDocs(&p.Items.JSONSchemas[i])
+		}
+	}
+	for _, list := range [][]apiextensions.JSONSchemaProps{p.AllOf, p.OneOf, p.AnyOf} {
+		for i := range list {
+			withoutDocs(&list[i])
+		}
+	}
+	withoutDocs(p.Not)
+	for _, m := range []map[string]apiextensions.JSONSchemaProps{p.Properties, p.PatternProperties, p.Definitions} {
+		for k, v := range m {
+			withoutDocs(&v)
+			m[k] = v
+		}
+	}
+	for _, b := range []*apiextensions.JSONSchemaPropsOrBool{p.AdditionalProperties, p.AdditionalItems} {
+		if b != nil {
+			withoutDocs(b.Schema)
+		}
+	}
+	for k, d := range p.Dependencies {
+		withoutDocs(d.Schema)
+		p.Dependencies[k] = d
+	}
+}
+
+// withoutSchemas returns what admitting a custom resource reads of a CRD
+// once its validators are built (name, scope, versions served, whether it
+// keeps unknown fields), copied so that nothing of the decoded CRD, whose
+// schemas are most of a large CRD's size, stays reachable.
+func withoutSchemas(c *apiextensions.CustomResourceDefinition) *apiextensions.CustomResourceDefinition {
+	slim := &apiextensions.CustomResourceDefinition{}
+	slim.Name = strings.Clone(c.Name)
+	slim.Spec.Scope = c.Spec.Scope
+	if c.Spec.PreserveUnknownFields != nil {
+		keep := *c.Spec.PreserveUnknownFields
+		slim.Spec.PreserveUnknownFields = &keep
+	}
+	for _, v := range c.Spec.Versions {
+		slim.Spec.Versions = append(slim.Spec.Versions, apiextensions.CustomResourceDefinitionVersion{Name: strings.Clone(v.Name), Served: v.Served})
+	}
+	return slim
 }
 
 // decodeCRD decodes, defaults and validates a v1 CRD as the server's CRD
@@ -157,7 +210,7 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 		v.err = err
 		return v
 	}
-	v.crd = crd
+	v.crd = withoutSchemas(crd)
 	for _, ver := range crd.Spec.Versions {
 		if ver.Name == gvk.Version {
 			v.served = ver.Served
@@ -186,6 +239,7 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 		props = iv.OpenAPIV3Schema
 	}
 	if props != nil {
+		withoutDocs(props)
 		st, err := structuralschema.NewStructural(props)
 		if err != nil && !preserveUnknown(crd) {
 			v.err = fmt.Errorf("its schema is not structural: %v", err)

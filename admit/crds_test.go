@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	sigyaml "sigs.k8s.io/yaml"
 )
 
@@ -62,3 +63,51 @@ func stripDescriptions(v any) any {
 	}
 	return v
 }
+
+// TestWithoutDocs: every schema a CRD's schema holds loses its
+// documentation, and nothing else.
+func TestWithoutDocs(t *testing.T) {
+	doc := func(p apiextensions.JSONSchemaProps) apiextensions.JSONSchemaProps {
+		var example apiextensions.JSON = "an example"
+		p.Description, p.Title, p.Example = "documented", "a title", &example
+		p.ExternalDocs = &apiextensions.ExternalDocumentation{URL: "https://example.com"}
+		return p
+	}
+	leaf := doc(apiextensions.JSONSchemaProps{Type: "string", Pattern: "^a"})
+	root := doc(apiextensions.JSONSchemaProps{
+		Type:                 "object",
+		Properties:           map[string]apiextensions.JSONSchemaProps{"description": leaf},
+		PatternProperties:    map[string]apiextensions.JSONSchemaProps{"^x": leaf},
+		Definitions:          map[string]apiextensions.JSONSchemaProps{"d": leaf},
+		Items:                &apiextensions.JSONSchemaPropsOrArray{Schema: ptr(leaf), JSONSchemas: []apiextensions.JSONSchemaProps{leaf}},
+		AllOf:                []apiextensions.JSONSchemaProps{leaf},
+		OneOf:                []apiextensions.JSONSchemaProps{leaf},
+		AnyOf:                []apiextensions.JSONSchemaProps{leaf},
+		Not:                  ptr(leaf),
+		AdditionalProperties: &apiextensions.JSONSchemaPropsOrBool{Schema: ptr(leaf)},
+		AdditionalItems:      &apiextensions.JSONSchemaPropsOrBool{Schema: ptr(leaf)},
+		Dependencies:         apiextensions.JSONSchemaDependencies{"a": {Schema: ptr(leaf)}},
+	})
+	before, _ := json.Marshal(root)
+	withoutDocs(&root)
+	after, err := json.Marshal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"documented", "a title", "an example", "example.com"} {
+		if n := bytes.Count(before, []byte(s)); n != 13 {
+			t.Fatalf("the fixture has %q %d times, want 13", s, n)
+		}
+		if bytes.Contains(after, []byte(s)) {
+			t.Errorf("%q is left: %s", s, after)
+		}
+	}
+	if n := bytes.Count(after, []byte(`"^a"`)); n != 12 {
+		t.Errorf("the leaves' patterns: %d left, want 12", n)
+	}
+	if !bytes.Contains(after, []byte(`"description":{`)) {
+		t.Errorf("a property named description was removed: %s", after)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
