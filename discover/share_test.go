@@ -40,7 +40,7 @@ spec:
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newSources()
-			_, stubbed := s.prepare("crd.yaml", []byte(crd))
+			stubbed := s.prepare("crd.yaml", []byte(crd)).stubbed
 			if stubbed == nil {
 				t.Fatal("no placeholder: the test CRD is too small")
 			}

@@ -49,9 +49,15 @@ type sources struct {
 	schemas []*yaml.Node
 }
 
-// preparedFile is one resource file as kustomize reads it, without and with
-// schema placeholders; nil when the file is read as written.
-type preparedFile struct{ data, stubbed []byte }
+// preparedFile is one resource file as kustomize reads it: with origin
+// annotations (made when first asked for if the file has schema
+// placeholders, which most builds read instead), and with schema
+// placeholders (nil when it has none to replace). Both nil: the file is
+// read as written.
+type preparedFile struct {
+	annotated func() []byte
+	stubbed   []byte
+}
 
 func newSources() *sources { return &sources{} }
 
@@ -59,35 +65,29 @@ func newSources() *sources { return &sources{} }
 // data with origin annotations, and with schema placeholders when stub is
 // set. A file that is not YAML objects is read as written.
 func (s *sources) resource(path string, data []byte, stub bool) []byte {
-	f := s.files.get(path, func() preparedFile {
-		a, st := s.prepare(path, data)
-		return preparedFile{a, st}
-	})
-	switch {
-	case stub && f.stubbed != nil:
+	f := s.files.get(path, func() preparedFile { return s.prepare(path, data) })
+	if stub && f.stubbed != nil {
 		return f.stubbed
-	case f.data != nil:
-		return f.data
+	}
+	if f.annotated != nil {
+		if a := f.annotated(); a != nil {
+			return a
+		}
 	}
 	return data
 }
 
 // prepare returns the file with each object annotated, and the same with
-// its CRDs' schemas replaced (nil when it has none to replace).
-func (s *sources) prepare(path string, data []byte) (annotated, stubbed []byte) {
+// its CRDs' schemas replaced.
+func (s *sources) prepare(path string, data []byte) preparedFile {
 	docs := decodeAll(data)
 	if docs == nil {
-		return nil, nil
+		return preparedFile{}
 	}
-	for _, d := range docs {
-		root := d.Content[0]
-		for _, o := range listItems(root) {
-			annotate(o, strconv.Itoa(o.Line)+" "+path)
-		}
-	}
-	annotated = encodeAll(docs)
-	if annotated == nil || len(data) < stubMinSize || !bytes.Contains(data, []byte("CustomResourceDefinition")) {
-		return annotated, nil
+	annotateAll(docs, path)
+	if len(data) < stubMinSize || !bytes.Contains(data, []byte("CustomResourceDefinition")) {
+		annotated := encodeAll(docs)
+		return preparedFile{annotated: func() []byte { return annotated }}
 	}
 	replaced := false
 	for _, d := range docs {
@@ -104,9 +104,25 @@ func (s *sources) prepare(path string, data []byte) (annotated, stubbed []byte) 
 		}
 	}
 	if !replaced {
-		return annotated, nil
+		annotated := encodeAll(docs)
+		return preparedFile{annotated: func() []byte { return annotated }}
 	}
-	return annotated, encodeAll(docs)
+	// The file as written, annotated, is read only by a build that falls
+	// back from placeholders: parse it again then.
+	return preparedFile{stubbed: encodeAll(docs), annotated: sync.OnceValue(func() []byte {
+		docs := decodeAll(data)
+		annotateAll(docs, path)
+		return encodeAll(docs)
+	})}
+}
+
+// annotateAll annotates each object of docs with where it is in path.
+func annotateAll(docs []*yaml.Node, path string) {
+	for _, d := range docs {
+		for _, o := range listItems(d.Content[0]) {
+			annotate(o, strconv.Itoa(o.Line)+" "+path)
+		}
+	}
 }
 
 // decodeAll returns a file's documents, or nil if one cannot be read or
