@@ -232,6 +232,12 @@ func (r *run) newPass(index int, c *Checker, ctx []*manifest.Object) *Pass {
 			panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
 		}
 		if r.memo != nil && !c.Relates {
+			if d.Pos == nil && d.At == nil && d.Object != nil {
+				// Resolved now, while the object has its positions: a
+				// replay then needs no YAML tree to place the finding.
+				pos := d.Object.Locate(d.Field)
+				d.Pos = &pos
+			}
 			r.memo.diag(index, d)
 		}
 		pass.deliver(d)
@@ -377,7 +383,9 @@ func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config, sites []ignoreSite)
 		}
 	case d.Object != nil:
 		f.Object = d.Object.Ref()
-		f.Pos = d.Object.Locate(d.Field)
+		if d.Pos == nil {
+			f.Pos = d.Object.Locate(d.Field)
+		}
 	}
 	f.Suppressed = suppression(d.Rule, sites)
 	if d.Pos != nil {
