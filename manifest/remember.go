@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"slices"
+
+	"github.com/kilnhq/kiln/internal/binrec"
 )
 
 // ParseCache remembers across runs what parsing a file gave (kiln lint's
@@ -87,7 +89,7 @@ func appendParsed(buf []byte, o *Object) []byte {
 		buf = binary.AppendVarint(buf, int64(v))
 	}
 	for _, s := range []string{o.APIVersion, o.Kind, o.Namespace, o.Name} {
-		buf = appendString(buf, s)
+		buf = binrec.AppendString(buf, s)
 	}
 	for _, m := range []map[string]string{o.Labels, o.Annotations} {
 		if m == nil {
@@ -97,72 +99,44 @@ func appendParsed(buf []byte, o *Object) []byte {
 		buf = append(buf, 1)
 		buf = binary.AppendUvarint(buf, uint64(len(m)))
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			buf = appendString(appendString(buf, k), m[k])
+			buf = binrec.AppendString(binrec.AppendString(buf, k), m[k])
 		}
 	}
 	return buf
 }
 
-func appendString(buf []byte, s string) []byte {
-	return append(binary.AppendUvarint(buf, uint64(len(s))), s...)
-}
-
 // parsedReader reads a record appendParsed wrote.
-type parsedReader struct {
-	data []byte
-	bad  bool
-}
+type parsedReader struct{ binrec.Reader }
 
-func (r *parsedReader) uvarint() uint64 {
-	v, k := binary.Uvarint(r.data)
-	if k <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.data = r.data[k:]
-	return v
-}
-
+// int reads an index or a line: -1 (none) to 2^31.
 func (r *parsedReader) int() int {
-	v, k := binary.Varint(r.data)
-	if k <= 0 || v < -1 || v > 1<<31 {
-		r.bad = true
+	v := r.Varint()
+	if v < -1 || v > 1<<31 {
+		r.Bad = true
 		return 0
 	}
-	r.data = r.data[k:]
 	return int(v)
 }
 
-func (r *parsedReader) string() string {
-	n := r.uvarint()
-	if r.bad || n > uint64(len(r.data)) {
-		r.bad = true
-		return ""
-	}
-	s := string(r.data[:n])
-	r.data = r.data[n:]
-	return s
-}
-
 func (r *parsedReader) stringMap() map[string]string {
-	if len(r.data) == 0 {
-		r.bad = true
+	if len(r.Data) == 0 {
+		r.Bad = true
 		return nil
 	}
-	present := r.data[0]
-	r.data = r.data[1:]
+	present := r.Data[0]
+	r.Data = r.Data[1:]
 	if present == 0 {
 		return nil
 	}
-	n := r.uvarint()
-	if n > uint64(len(r.data)) {
-		r.bad = true
+	n := r.Uvarint()
+	if n > uint64(len(r.Data)) {
+		r.Bad = true
 		return nil
 	}
 	m := make(map[string]string, n)
 	for range n {
-		k := r.string()
-		m[k] = r.string()
+		k := r.Str()
+		m[k] = r.Str()
 	}
 	return m
 }
@@ -170,28 +144,28 @@ func (r *parsedReader) stringMap() map[string]string {
 // restoreParsed makes the objects a record holds, in their parts; ok is
 // false for a record that is not whole.
 func restoreParsed(file string, rec []byte) (parts [][]*Object, ok bool) {
-	r := parsedReader{data: rec}
-	count := r.uvarint()
+	r := parsedReader{binrec.Reader{Data: rec}}
+	count := r.Uvarint()
 	if count > uint64(len(rec)) {
 		return nil, false
 	}
 	for range count {
-		n := r.uvarint()
-		if r.bad || n == 0 || n > uint64(len(r.data)) {
+		n := r.Uvarint()
+		if r.Bad || n == 0 || n > uint64(len(r.Data)) {
 			return nil, false
 		}
 		objs := make([]*Object, n)
 		for i := range objs {
 			o := &Object{File: file}
 			o.Doc, o.Item, o.line, o.col, o.docLines[0], o.docLines[1] = r.int(), r.int(), r.int(), r.int(), r.int(), r.int()
-			o.APIVersion, o.Kind, o.Namespace, o.Name = r.string(), r.string(), r.string(), r.string()
+			o.APIVersion, o.Kind, o.Namespace, o.Name = r.Str(), r.Str(), r.Str(), r.Str()
 			o.Labels, o.Annotations = r.stringMap(), r.stringMap()
-			if r.bad || o.Doc < 0 || o.docLines[0] < 1 {
+			if r.Bad || o.Doc < 0 || o.docLines[0] < 1 {
 				return nil, false
 			}
 			objs[i] = o
 		}
 		parts = append(parts, objs)
 	}
-	return parts, !r.bad && len(r.data) == 0
+	return parts, !r.Bad && len(r.Data) == 0
 }

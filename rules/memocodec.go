@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"slices"
+
+	"github.com/kilnhq/kiln/internal/binrec"
 )
 
 // The admitted content a record holds is written in a compact binary form
@@ -47,8 +49,7 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 	case float64:
 		return binary.LittleEndian.AppendUint64(append(buf, tagFloat), math.Float64bits(v)), nil
 	case string:
-		buf = binary.AppendUvarint(append(buf, tagString), uint64(len(v)))
-		return append(buf, v...), nil
+		return binrec.AppendString(append(buf, tagString), v), nil
 	case []any:
 		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(v)))
 		var err error
@@ -67,9 +68,7 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 		slices.Sort(keys)
 		var err error
 		for _, k := range keys {
-			buf = binary.AppendUvarint(buf, uint64(len(k)))
-			buf = append(buf, k...)
-			if buf, err = appendValue(buf, v[k]); err != nil {
+			if buf, err = appendValue(binrec.AppendString(buf, k), v[k]); err != nil {
 				return nil, err
 			}
 		}
@@ -79,39 +78,15 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 }
 
 // valueReader reads what appendValue wrote.
-type valueReader struct {
-	data []byte
-	bad  bool
-}
-
-func (r *valueReader) uvarint() uint64 {
-	n, k := binary.Uvarint(r.data)
-	if k <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.data = r.data[k:]
-	return n
-}
-
-func (r *valueReader) str() string {
-	n := r.uvarint()
-	if r.bad || n > uint64(len(r.data)) {
-		r.bad = true
-		return ""
-	}
-	s := string(r.data[:n])
-	r.data = r.data[n:]
-	return s
-}
+type valueReader struct{ binrec.Reader }
 
 func (r *valueReader) value(depth int) any {
-	if r.bad || len(r.data) == 0 || depth > 10000 {
-		r.bad = true
+	if r.Bad || len(r.Data) == 0 || depth > 10000 {
+		r.Bad = true
 		return nil
 	}
-	tag := r.data[0]
-	r.data = r.data[1:]
+	tag := r.Data[0]
+	r.Data = r.Data[1:]
 	switch tag {
 	case tagNil:
 		return nil
@@ -120,27 +95,21 @@ func (r *valueReader) value(depth int) any {
 	case tagTrue:
 		return true
 	case tagInt:
-		v, k := binary.Varint(r.data)
-		if k <= 0 {
-			r.bad = true
-			return nil
-		}
-		r.data = r.data[k:]
-		return v
+		return r.Varint()
 	case tagFloat:
-		if len(r.data) < 8 {
-			r.bad = true
+		if len(r.Data) < 8 {
+			r.Bad = true
 			return nil
 		}
-		v := math.Float64frombits(binary.LittleEndian.Uint64(r.data))
-		r.data = r.data[8:]
+		v := math.Float64frombits(binary.LittleEndian.Uint64(r.Data))
+		r.Data = r.Data[8:]
 		return v
 	case tagString:
-		return r.str()
+		return r.Str()
 	case tagList:
-		n := r.uvarint()
-		if n > uint64(len(r.data)) { // each element takes a byte at least
-			r.bad = true
+		n := r.Uvarint()
+		if n > uint64(len(r.Data)) { // each element takes a byte at least
+			r.Bad = true
 			return nil
 		}
 		out := make([]any, n)
@@ -149,19 +118,19 @@ func (r *valueReader) value(depth int) any {
 		}
 		return out
 	case tagMap:
-		n := r.uvarint()
-		if n > uint64(len(r.data)) {
-			r.bad = true
+		n := r.Uvarint()
+		if n > uint64(len(r.Data)) {
+			r.Bad = true
 			return nil
 		}
 		out := make(map[string]any, n)
 		for range n {
-			k := r.str()
+			k := r.Str()
 			out[k] = r.value(depth + 1)
 		}
 		return out
 	}
-	r.bad = true
+	r.Bad = true
 	return nil
 }
 
@@ -169,8 +138,8 @@ func (r *valueReader) value(depth int) any {
 func encodeContent(c map[string]any) ([]byte, error) { return appendValue(nil, c) }
 
 func decodeContent(data []byte) (map[string]any, bool) {
-	r := valueReader{data: data}
+	r := valueReader{binrec.Reader{Data: data}}
 	v := r.value(0)
 	m, ok := v.(map[string]any)
-	return m, ok && !r.bad && len(r.data) == 0
+	return m, ok && !r.Bad && len(r.Data) == 0
 }

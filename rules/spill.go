@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/kilnhq/kiln/internal/binrec"
 	"github.com/kilnhq/kiln/internal/spill"
 )
 
@@ -26,17 +27,17 @@ const (
 )
 
 func appendFinding(b []byte, f Finding) []byte {
-	b = appendString(b, f.Rule)
+	b = binrec.AppendString(b, f.Rule)
 	b = binary.AppendVarint(b, int64(f.Severity))
-	b = appendString(b, f.Message)
-	b = appendString(b, f.Pos.File)
+	b = binrec.AppendString(b, f.Message)
+	b = binrec.AppendString(b, f.Pos.File)
 	b = binary.AppendVarint(b, int64(f.Pos.Line))
 	b = binary.AppendVarint(b, int64(f.Pos.Column))
-	b = appendString(b, f.Object.APIVersion)
-	b = appendString(b, f.Object.Kind)
-	b = appendString(b, f.Object.Namespace)
-	b = appendString(b, f.Object.Name)
-	b = appendString(b, f.Field)
+	b = binrec.AppendString(b, f.Object.APIVersion)
+	b = binrec.AppendString(b, f.Object.Kind)
+	b = binrec.AppendString(b, f.Object.Namespace)
+	b = binrec.AppendString(b, f.Object.Name)
+	b = binrec.AppendString(b, f.Field)
 	var flags byte
 	if f.Suppressed != nil {
 		flags |= hasSuppression
@@ -49,24 +50,19 @@ func appendFinding(b []byte, f Finding) []byte {
 	}
 	b = append(b, flags)
 	if s := f.Suppressed; s != nil {
-		b = appendString(b, s.Kind)
-		b = appendString(b, s.Reason)
+		b = binrec.AppendString(b, s.Kind)
+		b = binrec.AppendString(b, s.Reason)
 	}
 	if x := f.Fix; x != nil {
-		b = appendString(b, string(x.Action))
-		b = appendString(b, x.Template)
+		b = binrec.AppendString(b, string(x.Action))
+		b = binrec.AppendString(b, x.Template)
 		b = binary.AppendVarint(b, int64(x.Container))
-		b = appendString(b, x.APIVersion)
+		b = binrec.AppendString(b, x.APIVersion)
 	}
 	if f.AssumedNamespace != "" {
-		b = appendString(b, f.AssumedNamespace)
+		b = binrec.AppendString(b, f.AssumedNamespace)
 	}
 	return b
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
 }
 
 // spillReader decodes one finding; the first error sticks.
