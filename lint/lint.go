@@ -102,8 +102,7 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 			skipped[i] = &s
 		}
 	}
-	fd := &feed{in: in, stdin: stdin, first: first, refs: refs, record: record, parsed: in.Parsed}
-	res, err := e.Stream(first.context, fd)
+	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, refs: refs, record: record})
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +163,6 @@ type feed struct {
 	first  *firstPass
 	refs   bool // record each file's objects
 	record func(i int, src *manifest.Source, objs []manifest.Ref)
-	// parsed, when set, remembers what parsing each file gave.
-	parsed manifest.ParseCache
 }
 
 // part is how many objects of a file are read and judged at a time: a
@@ -197,8 +194,8 @@ func (f *feed) Each(judge func(rules.Batch)) error {
 		if f.in.Files[i] == manifest.Stdin {
 			src = f.stdin
 			judgePart(src.Objects)
-		} else if f.parsed != nil {
-			src = manifest.ReadFileRemembered(f.in.Files[i], part, judgePart, f.parsed)
+		} else if f.in.Parsed != nil {
+			src = manifest.ReadFileRemembered(f.in.Files[i], part, judgePart, f.in.Parsed)
 		} else {
 			src = manifest.ReadFileEach(f.in.Files[i], nil, part, judgePart)
 		}
