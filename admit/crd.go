@@ -259,17 +259,14 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 		v.err = err
 		return v
 	}
+	// The status validator serves only updates of the status subresource,
+	// which a create never runs: the strategy gets none (a large CRD's status
+	// schema is often half of it).
 	var statusSpec *apiextensions.CustomResourceSubresourceStatus
-	var statusValidator apiservervalidation.SchemaValidator
 	var scaleSpec *apiextensions.CustomResourceSubresourceScale
 	subs, _ := apiextensionshelpers.GetSubresourcesForVersion(v1, gvk.Version)
 	if subs != nil && subs.Status != nil {
 		statusSpec = &apiextensions.CustomResourceSubresourceStatus{}
-		if props != nil && props.Properties != nil {
-			if st, ok := props.Properties["status"]; ok {
-				statusValidator, _, _ = apiservervalidation.NewSchemaValidator(&st)
-			}
-		}
 	}
 	if subs != nil && subs.Scale != nil {
 		scaleSpec = &apiextensions.CustomResourceSubresourceScale{}
@@ -282,7 +279,7 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 		}
 	}
 	v.strategy = customresource.NewStrategy(legacyscheme.Scheme, crd.Spec.Scope == apiextensions.NamespaceScoped, gvk,
-		validator, statusValidator, v.structural, statusSpec, scaleSpec, selectable)
+		validator, nil, v.structural, statusSpec, scaleSpec, selectable)
 	return v
 }
 

@@ -119,7 +119,7 @@ func render(dir string, opts Options) *manifest.Source {
 				if n.Line == 0 {
 					n.Line, n.Column = 1, 1
 				}
-				fillPositions(n)
+				fillPositions(n, nil)
 				ro, err := manifest.NewRenderedObject(file, dir, doc, n)
 				doc++
 				if err != nil {

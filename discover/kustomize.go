@@ -46,17 +46,16 @@ type kustBuild struct {
 // returned once each, for the caller to say in its own words.
 func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
-	shared := &buildShared{sources: newSources(), origins: &originIndex{edited: opts.Edited}, edited: opts.Edited}
+	shared := &buildShared{sources: newSources(), edited: opts.Edited}
 	notes := captureOutput()
 	parallel.Each(len(dirs), func(i int) { out[i] = buildKustomization(dirs[i], shared) })
 	return out, notes()
 }
 
 // buildShared is what the builds of one discovery share: the resource
-// files as kustomize reads them and the parsed source files.
+// files as kustomize reads them, parsed once.
 type buildShared struct {
 	sources *sources
-	origins *originIndex
 	edited  map[string][]byte // Options.Edited
 }
 
@@ -110,20 +109,20 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 			errs = append(errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize output: " + err.Error()})
 			continue
 		}
-		var schemas []restored
+		var schemas placed
 		if stub {
 			if schemas, err = shared.sources.restore(node); err != nil {
 				return nil, nil, err
 			}
 		}
 		originFile, originLine := takeOrigin(node)
+		shown := originFile
 		if rel, err := filepath.Rel(pathkey.Real(b.dir), originFile); err == nil && originFile != "" {
 			// The path as the user wrote the directory: relative stays relative.
-			originFile = filepath.Join(b.dir, rel)
+			shown = filepath.Join(b.dir, rel)
 		}
-		file := shared.origins.place(b.file, originFile, originLine, tree.generators, node)
-		fillPositions(node)
-		share(schemas)
+		file := place(shared.sources, b.file, shown, originFile, originLine, tree.generators, node, schemas)
+		fillPositions(node, schemas)
 		o, err := manifest.NewRenderedObject(file, b.dir, i, node)
 		if err != nil {
 			errs = append(errs, err)
@@ -287,24 +286,16 @@ func isRemote(ref string) bool {
 	return !strings.HasPrefix(ref, ".") && strings.Contains(first, ".") && strings.Contains(ref, "/")
 }
 
-// originIndex parses each origin file once and places rendered objects on
-// the objects they came from.
-type originIndex struct {
-	files  onceMap[[]*manifest.Object]
-	edited map[string][]byte // Options.Edited
-}
-
-func newOriginIndex() *originIndex { return &originIndex{} }
-
-// place sets node's positions from the document its origin names (file
-// and the line the document starts on), else from its generator's entry,
-// and returns the file the positions point into.
-func (x *originIndex) place(kustFile, file string, line int, gens []generator, node *yaml.Node) string {
-	clearPositions(node)
+// place sets node's positions (but for the kept subtrees') from the
+// document its origin names (file, the path as shown, and the line the
+// document starts on), else from its generator's entry, and returns the
+// file the positions point into.
+func place(src *sources, kustFile, file, origin string, line int, gens []generator, node *yaml.Node, keep placed) string {
+	clearPositions(node, keep)
 	node.Line, node.Column = 1, 1
 	if file != "" {
-		if src := x.match(file, line, node); src != nil {
-			copyPositions(node, src)
+		if o := match(src.objects(origin), line, node); o != nil {
+			src.copyPositions(node, o, keep)
 		}
 		return file
 	}
@@ -350,48 +341,39 @@ func lineOf(file, prefix string) int {
 	return 0
 }
 
-// match returns the node of the object in file a rendered node came from:
-// the one whose document starts at line, else the same kind and name, else
-// a name the rendered one contains (a prefix or suffix was added), else the
-// only object of that kind.
-func (x *originIndex) match(file string, line int, rendered *yaml.Node) *yaml.Node {
-	objs := x.files.get(file, func() []*manifest.Object {
-		data, ok := x.edited[pathkey.Real(file)]
-		if !ok {
-			var err error
-			if data, err = os.ReadFile(file); err != nil {
-				return nil
-			}
-		}
-		objs, _ := manifest.Parse(file, data)
-		return objs
-	})
+// match returns the object among objs (a source file's, as written) a
+// rendered object came from: the one whose document starts on line, else
+// the only one of its kind and name, else of its kind whose name its name
+// holds (a prefix or suffix), else the only one of its kind.
+func match(objs []*yaml.Node, line int, rendered *yaml.Node) *yaml.Node {
 	kind := scalarAt(rendered, "kind")
 	name := scalarAt(yamlnode.Value(rendered, "metadata"), "name")
-	var sameKind []*manifest.Object
+	var sameKind []*yaml.Node
 	for _, o := range objs {
-		if o.Kind == kind {
-			if o.Node().Line == line {
-				return o.Node()
+		if scalarAt(o, "kind") == kind {
+			if o.Line == line {
+				return o
 			}
 			sameKind = append(sameKind, o)
 		}
 	}
 	for _, o := range sameKind {
-		if o.Name == name {
-			return o.Node()
+		if nameOf(o) == name {
+			return o
 		}
 	}
 	for _, o := range sameKind {
-		if o.Name != "" && strings.Contains(name, o.Name) {
-			return o.Node()
+		if n := nameOf(o); n != "" && strings.Contains(name, n) {
+			return o
 		}
 	}
 	if len(sameKind) == 1 {
-		return sameKind[0].Node()
+		return sameKind[0]
 	}
 	return nil
 }
+
+func nameOf(o *yaml.Node) string { return scalarAt(yamlnode.Value(o, "metadata"), "name") }
 
 // needsPlugin reports a build that failed because it needs a generator or
 // transformer plugin or a KRM function (exec or container), which kustomize

@@ -5,27 +5,33 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// clearPositions sets every node's position to unknown (0): Locate then
-// places a field at its nearest parent that has one.
-func clearPositions(n *yaml.Node) {
-	if n == nil {
+// clearPositions sets every node's position to unknown (0), but for the
+// placed subtrees: Locate then places a field at its nearest parent that
+// has one.
+func clearPositions(n *yaml.Node, keep placed) {
+	if n == nil || keep[n] {
 		return
 	}
 	n.Line, n.Column = 0, 0
 	for _, c := range n.Content {
-		clearPositions(c)
+		clearPositions(c, keep)
 	}
 }
 
 // copyPositions gives each node of rendered the position of the node at the
 // same path in src: mapping keys by name, list items by their name field
 // (containers, ports, volumes) else by index. Nodes with no counterpart
-// (added by a patch or a transformer) keep position 0.
-func copyPositions(rendered, src *yaml.Node) {
+// (added by a patch or a transformer) keep position 0, and placed
+// subtrees their own. A schema placeholder in src stands for the schema it
+// replaced (sources.prepare).
+func (s *sources) copyPositions(rendered, src *yaml.Node, keep placed) {
 	for src != nil && src.Kind == yaml.AliasNode {
 		src = src.Alias
 	}
-	if rendered == nil || src == nil {
+	if schema := s.placeheld(src); schema != nil {
+		src = schema
+	}
+	if rendered == nil || src == nil || keep[rendered] {
 		return
 	}
 	rendered.Line, rendered.Column = src.Line, src.Column
@@ -36,7 +42,7 @@ func copyPositions(rendered, src *yaml.Node) {
 			for j := 0; j+1 < len(src.Content); j += 2 {
 				if src.Content[j].Value == k.Value {
 					k.Line, k.Column = src.Content[j].Line, src.Content[j].Column
-					copyPositions(rendered.Content[i+1], src.Content[j+1])
+					s.copyPositions(rendered.Content[i+1], src.Content[j+1], keep)
 					break
 				}
 			}
@@ -44,16 +50,16 @@ func copyPositions(rendered, src *yaml.Node) {
 	case rendered.Kind == yaml.SequenceNode && src.Kind == yaml.SequenceNode:
 		for i, it := range rendered.Content {
 			if name := scalarAt(it, "name"); name != "" {
-				for _, s := range src.Content {
-					if scalarAt(s, "name") == name {
-						copyPositions(it, s)
+				for _, item := range src.Content {
+					if scalarAt(item, "name") == name {
+						s.copyPositions(it, item, keep)
 						break
 					}
 				}
 				continue
 			}
 			if i < len(src.Content) {
-				copyPositions(it, src.Content[i])
+				s.copyPositions(it, src.Content[i], keep)
 			}
 		}
 	}
@@ -63,8 +69,12 @@ func copyPositions(rendered, src *yaml.Node) {
 // unknown (0: a line of a chart's output that cannot be traced to its
 // template, a field a kustomize patch added) the position of its nearest
 // parent that has one, so that nothing read from the tree, a finding or a
-// reading note, points at line 0. The root must have a position.
-func fillPositions(n *yaml.Node) {
+// reading note, points at line 0. The root must have a position; placed
+// subtrees have theirs.
+func fillPositions(n *yaml.Node, keep placed) {
+	if keep[n] {
+		return
+	}
 	for i, c := range n.Content {
 		if c.Line == 0 {
 			from := n
@@ -73,7 +83,7 @@ func fillPositions(n *yaml.Node) {
 			}
 			c.Line, c.Column = from.Line, from.Column
 		}
-		fillPositions(c)
+		fillPositions(c, keep)
 	}
 }
 

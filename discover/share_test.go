@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,8 +9,8 @@ import (
 )
 
 // TestRestoredSchemasShared: a CRD schema put back after a build is the
-// schema as written, shared, when the build's positioning left the copy
-// identical to it, and stays the build's own copy when anything differs.
+// schema as written itself (every build rendering the CRD shares it), and
+// positioning the rendered tree leaves it as written, positions included.
 func TestRestoredSchemasShared(t *testing.T) {
 	crd := `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -29,34 +30,42 @@ spec:
         properties:
           spec: {type: object, properties: {size: {type: integer}}}
 `
-	for _, c := range []struct {
-		name   string
-		edit   func(schema *yaml.Node) // what the build's positioning did to the copy
-		shared bool
-	}{
-		{"left as written", func(*yaml.Node) {}, true},
-		{"a node moved", func(s *yaml.Node) { s.Content[len(s.Content)-1].Line++ }, false},
-		{"a value changed", func(s *yaml.Node) { s.Content[1].Value = "array" }, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			s := newSources()
-			stubbed := s.prepare("crd.yaml", []byte(crd)).stubbed
-			if stubbed == nil {
-				t.Fatal("no placeholder: the test CRD is too small")
-			}
-			docs := decodeAll(stubbed)
-			rs, err := s.restore(docs[0].Content[0])
-			if err != nil || len(rs) != 1 {
-				t.Fatalf("restore: %v, %d schemas", err, len(rs))
-			}
-			if rs[0].slot[1] == rs[0].orig {
-				t.Fatal("restore put back the schema itself, not a copy")
-			}
-			c.edit(rs[0].slot[1])
-			share(rs)
-			if got := rs[0].slot[1] == rs[0].orig; got != c.shared {
-				t.Errorf("shared = %v, want %v", got, c.shared)
-			}
-		})
+	s := newSources()
+	stubbed := s.prepare("crd.yaml", []byte(crd)).stubbed
+	if stubbed == nil {
+		t.Fatal("no placeholder: the test CRD is too small")
 	}
+	want := yamlOf(t, s.schemas[0])
+	var trees []*yaml.Node
+	for range 2 {
+		doc := decodeAll(stubbed)[0].Content[0]
+		keep, err := s.restore(doc)
+		if err != nil || len(keep) != 1 {
+			t.Fatalf("restore: %v, %d schemas", err, len(keep))
+		}
+		place(s, "kustomization.yaml", "crd.yaml", "crd.yaml", 1, nil, doc, keep)
+		fillPositions(doc, keep)
+		trees = append(trees, schemaSlots(doc)[0][1])
+	}
+	if trees[0] != s.schemas[0] || trees[1] != s.schemas[0] {
+		t.Error("a rendered CRD holds a copy of its schema, not the schema as written")
+	}
+	if got := yamlOf(t, s.schemas[0]); got != want {
+		t.Errorf("positioning changed the schema as written:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// yamlOf writes a tree with every node's position.
+func yamlOf(t *testing.T, n *yaml.Node) string {
+	t.Helper()
+	var b strings.Builder
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		fmt.Fprintf(&b, "%*s%d:%d %q\n", depth, "", n.Line, n.Column, n.Value)
+		for _, c := range n.Content {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return b.String()
 }

@@ -53,10 +53,13 @@ type sources struct {
 // annotations (made when first asked for if the file has schema
 // placeholders, which most builds read instead), and with schema
 // placeholders (nil when it has none to replace). Both nil: the file is
-// read as written.
+// read as written. objects are the file's objects as written, with
+// placeholders for the schemas: the rendered objects take their positions
+// from them (placeholders stand for their schemas).
 type preparedFile struct {
 	annotated func() []byte
 	stubbed   []byte
+	objects   []*yaml.Node
 }
 
 func newSources() *sources { return &sources{} }
@@ -85,9 +88,10 @@ func (s *sources) prepare(path string, data []byte) preparedFile {
 		return preparedFile{}
 	}
 	annotateAll(docs, path)
+	objects := allItems(docs)
 	if len(data) < stubMinSize || !bytes.Contains(data, []byte("CustomResourceDefinition")) {
 		annotated := encodeAll(docs)
-		return preparedFile{annotated: func() []byte { return annotated }}
+		return preparedFile{annotated: func() []byte { return annotated }, objects: objects}
 	}
 	replaced := false
 	for _, d := range docs {
@@ -105,24 +109,55 @@ func (s *sources) prepare(path string, data []byte) preparedFile {
 	}
 	if !replaced {
 		annotated := encodeAll(docs)
-		return preparedFile{annotated: func() []byte { return annotated }}
+		return preparedFile{annotated: func() []byte { return annotated }, objects: objects}
 	}
 	// The file as written, annotated, is read only by a build that falls
 	// back from placeholders: parse it again then.
-	return preparedFile{stubbed: encodeAll(docs), annotated: sync.OnceValue(func() []byte {
+	return preparedFile{stubbed: encodeAll(docs), objects: objects, annotated: sync.OnceValue(func() []byte {
 		docs := decodeAll(data)
 		annotateAll(docs, path)
 		return encodeAll(docs)
 	})}
 }
 
+// objects returns the objects of a resource file prepared for the builds
+// (its path as in its origin annotations), nil for another file.
+func (s *sources) objects(path string) []*yaml.Node {
+	return s.files.get(path, func() preparedFile { return preparedFile{} }).objects
+}
+
+// placeheld returns the schema a placeholder node stands for, nil if n is
+// no placeholder.
+func (s *sources) placeheld(n *yaml.Node) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode || len(n.Content) != 2 || n.Content[0].Value != stubKey {
+		return nil
+	}
+	id, err := strconv.Atoi(n.Content[1].Value)
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id < 0 || id >= len(s.schemas) {
+		return nil
+	}
+	return s.schemas[id]
+}
+
 // annotateAll annotates each object of docs with where it is in path.
 func annotateAll(docs []*yaml.Node, path string) {
-	for _, d := range docs {
-		for _, o := range listItems(d.Content[0]) {
-			annotate(o, strconv.Itoa(o.Line)+" "+path)
-		}
+	for _, o := range allItems(docs) {
+		annotate(o, strconv.Itoa(o.Line)+" "+path)
 	}
+}
+
+// allItems returns the objects of docs (listItems of each).
+func allItems(docs []*yaml.Node) []*yaml.Node {
+	var out []*yaml.Node
+	for _, d := range docs {
+		out = append(out, listItems(d.Content[0])...)
+	}
+	return out
 }
 
 // decodeAll returns a file's documents, or nil if one cannot be read or
@@ -294,89 +329,32 @@ func schemaSlots(doc *yaml.Node) [][]*yaml.Node {
 	return slots
 }
 
-// restore puts the written schemas back into a rendered CRD, each a copy
-// (the build goes on to set the rendered tree's positions), and returns
-// them with the schemas they copy, for share. It fails if a build changed a
-// placeholder.
-func (s *sources) restore(doc *yaml.Node) ([]restored, error) {
-	var out []restored
+// restore puts the written schemas back into a rendered CRD, each the
+// schema as written itself, shared by every build that renders it (the
+// overlays of argo-workflows render the same CRDs eight times), and
+// returns them: they carry their positions already, and the rendered
+// tree's positioning must leave them alone (nothing edits a rendered tree
+// once it is an object). It fails if a build changed a placeholder.
+func (s *sources) restore(doc *yaml.Node) (placed, error) {
+	var out placed
 	for _, slot := range schemaSlots(doc) {
 		v := slot[1]
-		id := scalarAt(v, stubKey)
-		if id == "" {
+		if scalarAt(v, stubKey) == "" {
 			continue
 		}
-		n, err := strconv.Atoi(id)
-		if err != nil || len(v.Content) != 2 {
-			return nil, errStubTouched
-		}
-		s.mu.Lock()
-		var orig *yaml.Node
-		if n >= 0 && n < len(s.schemas) {
-			orig = s.schemas[n]
-		}
-		s.mu.Unlock()
+		orig := s.placeheld(v)
 		if orig == nil {
 			return nil, errStubTouched
 		}
-		slot[1] = deepCopy(orig)
-		out = append(out, restored{slot: slot, orig: orig})
+		slot[1] = orig
+		if out == nil {
+			out = placed{}
+		}
+		out[orig] = true
 	}
 	return out, nil
 }
 
-// restored is a schema restore put back: slot[1] is the copy of orig.
-type restored struct {
-	slot []*yaml.Node
-	orig *yaml.Node
-}
-
-// share replaces each restored copy that came out of the build's
-// positioning identical to the schema as written (every field, position
-// included) with that schema, so that the overlays rendering one large CRD
-// hold its schema once, not once each (argo-workflows: 8 builds of the
-// same CRDs). Nothing edits a rendered tree once it is an object.
-func share(rs []restored) {
-	for _, r := range rs {
-		if sameTree(r.slot[1], r.orig) {
-			r.slot[1] = r.orig
-		}
-	}
-}
-
-// sameTree reports whether two node trees are equal in every field.
-func sameTree(a, b *yaml.Node) bool {
-	if a == b {
-		return true
-	}
-	if a == nil || b == nil || a.Kind != b.Kind || a.Style != b.Style || a.Tag != b.Tag || a.Value != b.Value ||
-		a.Anchor != b.Anchor || a.Alias != b.Alias || a.HeadComment != b.HeadComment || a.LineComment != b.LineComment ||
-		a.FootComment != b.FootComment || a.Line != b.Line || a.Column != b.Column || len(a.Content) != len(b.Content) {
-		return false
-	}
-	for i := range a.Content {
-		if !sameTree(a.Content[i], b.Content[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// deepCopy copies a node tree, positions included, resolving aliases.
-func deepCopy(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if n == nil {
-		return nil
-	}
-	c := *n
-	c.Anchor = ""
-	if n.Content != nil {
-		c.Content = make([]*yaml.Node, len(n.Content))
-		for i, k := range n.Content {
-			c.Content[i] = deepCopy(k)
-		}
-	}
-	return &c
-}
+// placed are the subtrees of a rendered tree that already carry their
+// positions (restored schemas): positioning neither reads nor changes them.
+type placed map[*yaml.Node]bool

@@ -35,7 +35,7 @@ func plainBuild(t *testing.T, dir string) []string {
 // kilnBuild is the same build as discovery runs it.
 func kilnBuild(t *testing.T, dir string) []string {
 	t.Helper()
-	b := buildKustomization(dir, &buildShared{sources: newSources(), origins: newOriginIndex()})
+	b := buildKustomization(dir, &buildShared{sources: newSources()})
 	if len(b.source.Errs) > 0 || b.remote != "" || b.plugin != "" {
 		t.Fatalf("build %s: %v %s %s", dir, b.source.Errs, b.remote, b.plugin)
 	}
@@ -196,7 +196,7 @@ func TestBuildIsKustomizes(t *testing.T) {
 			dir := filepath.Join(root, name)
 			sameBuilds(t, dir)
 			b := &kustBuild{dir: dir, file: kustomizationFile(dir), read: map[string]bool{}}
-			_, _, err := runKustomize(b, scanTree(dir), &buildShared{sources: newSources(), origins: newOriginIndex()}, true)
+			_, _, err := runKustomize(b, scanTree(dir), &buildShared{sources: newSources()}, true)
 			if (err != nil) != again[name] {
 				t.Errorf("build with placeholders: err = %v, want an error: %v", err, again[name])
 			}
@@ -230,7 +230,7 @@ func TestOriginPositions(t *testing.T) {
 		"kustomization.yaml":      "resources: [base, two.yaml]\nconfigMapGenerator:\n- name: settings\n  literals: [a=b]\n",
 		"two.yaml":                "apiVersion: v1\nkind: Service\nmetadata: {name: same}\n---\n# a comment\napiVersion: v1\nkind: Service\nmetadata: {name: same, namespace: other}\n",
 	})
-	b := buildKustomization(root, &buildShared{sources: newSources(), origins: newOriginIndex()})
+	b := buildKustomization(root, &buildShared{sources: newSources()})
 	if len(b.source.Errs) > 0 {
 		t.Fatal(b.source.Errs)
 	}
@@ -296,5 +296,51 @@ func TestComponents(t *testing.T) {
 	}
 	if len(skipped) != 1 || !strings.HasPrefix(skipped[0], "alone/kustomization.yaml: kustomize Component that no kustomization") {
 		t.Errorf("skipped = %v, want the lone component", skipped)
+	}
+}
+
+// TestSchemaPositions: a rendered CRD's schema points into the file as
+// written, whether the build read a placeholder (the schema is put back)
+// or fell back to the file itself (a patch went into the schema); the
+// rendered objects take their positions from the documents the builds
+// read, placeholders standing for their schemas.
+func TestSchemaPositions(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"base/kustomization.yaml":     "resources: [crd.yaml]\n",
+		"base/crd.yaml":               bigCRD(),
+		"plain/kustomization.yaml":    "resources: [../base]\ncommonAnnotations: {team: x}\n",
+		"json6902/kustomization.yaml": "resources: [../base]\npatches:\n- target: {kind: CustomResourceDefinition, name: widgets.example.com}\n  patch: |\n    - op: add\n      path: /spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/field7/maxLength\n      value: 3\n",
+	})
+	lines := strings.Split(bigCRD(), "\n")
+	lineOf := func(prefix string) int {
+		for i, l := range lines {
+			if strings.HasPrefix(l, prefix) {
+				return i + 1
+			}
+		}
+		t.Fatalf("no line %q", prefix)
+		return 0
+	}
+	want := map[string]int{
+		"spec.versions[0].schema.openAPIV3Schema":                                   lineOf("      openAPIV3Schema:"),
+		"spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.field7": lineOf("                field7:"),
+		"spec.names.plural": lineOf("  names:"),
+	}
+	for _, overlay := range []string{"plain", "json6902"} {
+		t.Run(overlay, func(t *testing.T) {
+			b := buildKustomization(filepath.Join(root, overlay), &buildShared{sources: newSources()})
+			if len(b.source.Errs) > 0 || len(b.source.Objects) == 0 {
+				t.Fatalf("build: %v", b.source.Errs)
+			}
+			crd := b.source.Objects[0]
+			if crd.Kind != "CustomResourceDefinition" {
+				t.Fatalf("first object is a %s", crd.Kind)
+			}
+			for field, line := range want {
+				if got := crd.Locate(field); got.Line != line || filepath.Base(got.File) != "crd.yaml" {
+					t.Errorf("%s at %s:%d, want crd.yaml:%d", field, got.File, got.Line, line)
+				}
+			}
+		})
 	}
 }
