@@ -311,6 +311,9 @@ func (a *Admitter) admitJSON(o *manifest.Object, gvk schema.GroupVersionKind, co
 			c = c.confirmed(a.createZeroed(o, gvk, content, &d, strategy))
 		}
 		res.addStages(&d, c)
+		if gvk == crdV1 {
+			crdFieldsAsWritten(res.Problems)
+		}
 	} else {
 		a.fillMeta(o, internal, namespaced)
 	}

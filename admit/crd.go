@@ -337,6 +337,33 @@ func (s *crdSet) admit(o *manifest.Object, gvk schema.GroupVersionKind, content 
 // hasBlockingErr).
 const celNotChecked = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
 
+// crdV1 is the kind of a CustomResourceDefinition as written today.
+var crdV1 = apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+
+// hoisted are the fields of a CRD's versions that the server's internal
+// CRD holds once for all versions when every version has the same, and
+// names so in its errors (spec.validation.openAPIV3Schema...: the
+// server's words, kept in the message).
+var hoisted = []struct{ internal, written string }{
+	{"spec.validation", "spec.versions[0].schema"},
+	{"spec.subresources", "spec.versions[0].subresources"},
+	{"spec.additionalPrinterColumns", "spec.versions[0].additionalPrinterColumns"},
+}
+
+// crdFieldsAsWritten points the problems the server names by a hoisted
+// field at the field as a v1 CRD writes it (the first version's), so that a
+// finding deep in a schema is located there, not at spec.
+func crdFieldsAsWritten(ps []Problem) {
+	for i, p := range ps {
+		for _, h := range hoisted {
+			if rest, ok := strings.CutPrefix(p.Field, h.internal); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+				ps[i].Field = h.written + rest
+				break
+			}
+		}
+	}
+}
+
 // foldCELNotChecked turns the server's "some validation rules were not
 // checked" error, which is no problem of its own, into a note on the first
 // error that kept the CEL rules from running.

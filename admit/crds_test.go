@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/kilnhq/kiln/manifest"
 
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	sigyaml "sigs.k8s.io/yaml"
@@ -111,3 +114,47 @@ func TestWithoutDocs(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCRDFieldsAsWritten: the server names a schema error in a v1 CRD whose
+// versions share one schema by its internal, hoisted field
+// (spec.validation...); the message keeps the server's words, the field
+// locates it in the first version's schema, where it is written.
+func TestCRDFieldsAsWritten(t *testing.T) {
+	const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          size: {type: bogus}
+`
+	o, r := admitOne(t, manifest.KubeVersion{Major: 1, Minor: 37}, crd)
+	var got []Problem
+	for _, p := range r.Problems {
+		if strings.Contains(p.Message, "bogus") {
+			got = append(got, p)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("problems %v, want one on the bogus type", r.Problems)
+	}
+	p := got[0]
+	if !strings.HasPrefix(p.Message, "spec.validation.openAPIV3Schema.properties[size].type: Unsupported value") {
+		t.Errorf("message %q: not the server's", p.Message)
+	}
+	if want := "spec.versions[0].schema.openAPIV3Schema.properties[size].type"; p.Field != want {
+		t.Errorf("field %q, want %q", p.Field, want)
+	}
+	if pos := o.Locate(p.Field); pos.Line != 16 {
+		t.Errorf("located at line %d, want 16", pos.Line)
+	}
+}
