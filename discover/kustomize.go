@@ -110,8 +110,9 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 			continue
 		}
 		var schemas placed
+		var parts []manifest.Detachable
 		if stub {
-			if schemas, err = shared.sources.restore(node); err != nil {
+			if schemas, parts, err = shared.sources.restore(node); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -123,7 +124,7 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 		}
 		file := place(shared.sources, b.file, shown, originFile, originLine, tree.generators, node, schemas)
 		fillPositions(node, schemas)
-		o, err := manifest.NewRenderedObject(file, b.dir, i, node)
+		o, err := manifest.NewRenderedObject(file, b.dir, i, node, parts...)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -35,22 +35,22 @@ spec:
 	if stubbed == nil {
 		t.Fatal("no placeholder: the test CRD is too small")
 	}
-	want := yamlOf(t, s.schemas[0])
+	want := yamlOf(t, s.schemas[0].tree)
 	var trees []*yaml.Node
 	for range 2 {
 		doc := decodeAll(stubbed)[0].Content[0]
-		keep, err := s.restore(doc)
-		if err != nil || len(keep) != 1 {
+		keep, parts, err := s.restore(doc)
+		if err != nil || len(keep) != 1 || len(parts) != 1 {
 			t.Fatalf("restore: %v, %d schemas", err, len(keep))
 		}
 		place(s, "kustomization.yaml", "crd.yaml", "crd.yaml", 1, nil, doc, keep)
 		fillPositions(doc, keep)
 		trees = append(trees, schemaSlots(doc)[0][1])
 	}
-	if trees[0] != s.schemas[0] || trees[1] != s.schemas[0] {
+	if trees[0] != s.schemas[0].tree || trees[1] != s.schemas[0].tree {
 		t.Error("a rendered CRD holds a copy of its schema, not the schema as written")
 	}
-	if got := yamlOf(t, s.schemas[0]); got != want {
+	if got := yamlOf(t, s.schemas[0].tree); got != want {
 		t.Errorf("positioning changed the schema as written:\n%s\nwant\n%s", got, want)
 	}
 }

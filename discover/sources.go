@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/kilnhq/kiln/internal/yamlnode"
+	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -46,7 +47,32 @@ var errStubTouched = errors.New("a transformer changed a CRD schema placeholder"
 type sources struct {
 	files   onceMap[preparedFile]
 	mu      sync.Mutex // guards schemas
-	schemas []*yaml.Node
+	schemas []*schema
+}
+
+// schema is a CRD schema a placeholder stands for: its tree as written,
+// and where it is written, to read it again.
+type schema struct {
+	tree *yaml.Node
+	data []byte // the file, as kustomize read it
+	doc  int    // the document in decodeAll(data)
+	slot int    // the slot in schemaSlots of that document
+	sum  func() [32]byte
+}
+
+// part is the schema as a part of a rendered object that the object may
+// let go of and read again from the file.
+func (sc *schema) part(slot []*yaml.Node) manifest.Detachable {
+	data, doc, i := sc.data, sc.doc, sc.slot
+	return manifest.Detachable{Slot: slot, Sum: sc.sum(), Load: func() *yaml.Node {
+		docs := decodeAll(data)
+		if doc < len(docs) {
+			if slots := schemaSlots(docs[doc].Content[0]); i < len(slots) {
+				return slots[i][1]
+			}
+		}
+		return nil // the same bytes parse the same: never
+	}}
 }
 
 // preparedFile is one resource file as kustomize reads it: with origin
@@ -94,11 +120,13 @@ func (s *sources) prepare(path string, data []byte) preparedFile {
 		return preparedFile{annotated: func() []byte { return annotated }, objects: objects}
 	}
 	replaced := false
-	for _, d := range docs {
-		for _, slot := range schemaSlots(d.Content[0]) {
+	for di, d := range docs {
+		for si, slot := range schemaSlots(d.Content[0]) {
+			tree := slot[1]
+			sc := &schema{tree: tree, data: data, doc: di, slot: si, sum: sync.OnceValue(func() [32]byte { return manifest.TreeSum(tree) })}
 			s.mu.Lock()
 			id := len(s.schemas)
-			s.schemas = append(s.schemas, slot[1])
+			s.schemas = append(s.schemas, sc)
 			s.mu.Unlock()
 			slot[1] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
 				{Kind: yaml.ScalarNode, Tag: "!!str", Value: stubKey},
@@ -126,9 +154,18 @@ func (s *sources) objects(path string) []*yaml.Node {
 	return s.files.get(path, func() preparedFile { return preparedFile{} }).objects
 }
 
-// placeheld returns the schema a placeholder node stands for, nil if n is
-// no placeholder.
+// placeheld returns the schema tree a placeholder node stands for, nil if
+// n is no placeholder.
 func (s *sources) placeheld(n *yaml.Node) *yaml.Node {
+	if sc := s.schemaOf(n); sc != nil {
+		return sc.tree
+	}
+	return nil
+}
+
+// schemaOf returns the schema a placeholder node stands for, nil if n is
+// no placeholder.
+func (s *sources) schemaOf(n *yaml.Node) *schema {
 	if n == nil || n.Kind != yaml.MappingNode || len(n.Content) != 2 || n.Content[0].Value != stubKey {
 		return nil
 	}
@@ -332,27 +369,30 @@ func schemaSlots(doc *yaml.Node) [][]*yaml.Node {
 // restore puts the written schemas back into a rendered CRD, each the
 // schema as written itself, shared by every build that renders it (the
 // overlays of argo-workflows render the same CRDs eight times), and
-// returns them: they carry their positions already, and the rendered
-// tree's positioning must leave them alone (nothing edits a rendered tree
-// once it is an object). It fails if a build changed a placeholder.
-func (s *sources) restore(doc *yaml.Node) (placed, error) {
+// returns them, as placed subtrees (they carry their positions already,
+// and the rendered tree's positioning must leave them alone: nothing edits
+// a rendered tree once it is an object) and as parts the object may let go
+// of. It fails if a build changed a placeholder.
+func (s *sources) restore(doc *yaml.Node) (placed, []manifest.Detachable, error) {
 	var out placed
+	var parts []manifest.Detachable
 	for _, slot := range schemaSlots(doc) {
 		v := slot[1]
 		if scalarAt(v, stubKey) == "" {
 			continue
 		}
-		orig := s.placeheld(v)
-		if orig == nil {
-			return nil, errStubTouched
+		sc := s.schemaOf(v)
+		if sc == nil {
+			return nil, nil, errStubTouched
 		}
-		slot[1] = orig
+		slot[1] = sc.tree
 		if out == nil {
 			out = placed{}
 		}
-		out[orig] = true
+		out[sc.tree] = true
+		parts = append(parts, sc.part(slot))
 	}
-	return out, nil
+	return out, parts, nil
 }
 
 // placed are the subtrees of a rendered tree that already carry their

@@ -33,7 +33,7 @@ func (o *Object) Digest() (sum [32]byte, ok bool) {
 		h.Write(doc)
 	case o.node.Load() != nil:
 		h.Write([]byte{'n'})
-		hashNode(h, o.node.Load())
+		hashNode(h, o.node.Load(), o.sums())
 	default:
 		return sum, false
 	}
@@ -66,13 +66,15 @@ func ints(h hash.Hash, vs ...int) {
 // nodeHasher writes a tree to a hash through a buffer: a tree has many
 // small fields, and each write to the hash costs.
 type nodeHasher struct {
-	h   hash.Hash
-	buf []byte
+	h    hash.Hash
+	buf  []byte
+	sums map[*yaml.Node][32]byte
 }
 
-// hashNode writes what decoding and locating read of n and its children.
-func hashNode(h hash.Hash, n *yaml.Node) {
-	w := nodeHasher{h: h, buf: make([]byte, 0, 32<<10)}
+// hashNode writes what decoding and locating read of n and its children;
+// a subtree in sums is written as its sum (Detachable).
+func hashNode(h hash.Hash, n *yaml.Node, sums map[*yaml.Node][32]byte) {
+	w := nodeHasher{h: h, buf: make([]byte, 0, 32<<10), sums: sums}
 	w.node(n, 0)
 	h.Write(w.buf)
 }
@@ -84,6 +86,10 @@ func (w *nodeHasher) node(n *yaml.Node, depth int) {
 	}
 	if n == nil || depth > 10000 {
 		w.buf = append(w.buf, 0xff)
+		return
+	}
+	if sum, ok := w.sums[n]; ok {
+		w.buf = append(append(w.buf, 0xfe), sum[:]...)
 		return
 	}
 	w.buf = binary.AppendUvarint(w.buf, uint64(n.Kind))

@@ -110,6 +110,10 @@ type Object struct {
 	// shared holds the decoded content shared with the object's copies
 	// (share.go) while the object holds it.
 	shared *decodedTree
+
+	// detach holds a rendered object's detachable parts (detach.go).
+	detach   *detached
+	detachMu sync.Mutex
 }
 
 // Notes returns what decoding the object noticed (YAML 1.1 values,
@@ -152,13 +156,17 @@ func NewObject(file string, doc, item int, node *yaml.Node) (*Object, error) {
 // decoded at once, so a bad document is an error here, not in a rule; it is
 // then let go and decoded again from the node when first read, so that the
 // objects of a large tree (each overlay's copy of the same CRDs) do not all
-// hold their content while the rest of the tree renders.
-func NewRenderedObject(file, unit string, doc int, node *yaml.Node) (*Object, error) {
+// hold their content while the rest of the tree renders. parts are the
+// parts of node it may let go of and read again (Detachable).
+func NewRenderedObject(file, unit string, doc int, node *yaml.Node, parts ...Detachable) (*Object, error) {
 	o, err := NewObject(file, doc, -1, node)
 	if err != nil {
 		return nil, err
 	}
 	o.Unit = unit
+	if len(parts) > 0 {
+		o.detach = &detached{parts: parts}
+	}
 	if _, err := o.decode(nil); err != nil {
 		return nil, err
 	}
@@ -194,6 +202,7 @@ func (o *Object) Pos() Position {
 // to the node are kept until ReleaseNode.
 func (o *Object) Node() *yaml.Node {
 	if n := o.node.Load(); n != nil {
+		o.attach()
 		return n
 	}
 	if o.src == nil {
@@ -219,6 +228,7 @@ func (o *Object) ReleaseNode() {
 // else one from the stream's short-lived cache (not kept on the object).
 func (o *Object) view() *yaml.Node {
 	if n := o.node.Load(); n != nil || o.src == nil {
+		o.attach()
 		return n
 	}
 	return o.src.nodeOf(o)

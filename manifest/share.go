@@ -39,7 +39,7 @@ func (o *Object) decodeShared(n *yaml.Node, in interner) (*decodedTree, error) {
 	h := sha256.New()
 	io.WriteString(h, o.File)
 	h.Write([]byte{0})
-	hashNode(h, n)
+	hashNode(h, n, o.sums())
 	key := [32]byte(h.Sum(nil))
 	if v, ok := decodedCopies.Load(key); ok {
 		if t := v.(weak.Pointer[decodedTree]).Value(); t != nil {

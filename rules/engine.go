@@ -167,9 +167,13 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 		r.passes = passes
 	}
 	// The context objects have served: what the judges need of them, they
-	// keep.
+	// keep. A rendered one lets go of the parts of its tree it can read
+	// again (a large CRD's schemas): only a finding inside them reads them.
 	for _, p := range passes {
 		p.Objects, p.shared = nil, nil
+	}
+	for _, o := range ctx {
+		o.ReleaseDetachable()
 	}
 	r.shared = nil
 	var active, relating []Judge
