@@ -79,11 +79,29 @@ func (o *Object) attach() {
 
 // sums maps each detachable part, as the tree now holds it, to its hash.
 func (o *Object) sums() map[*yaml.Node][32]byte {
+	o.lockParts()
+	defer o.unlockParts()
+	return o.sumsLocked()
+}
+
+// lockParts keeps the detachable parts as they are until unlockParts.
+func (o *Object) lockParts() {
+	if o.detach != nil {
+		o.detachMu.Lock()
+	}
+}
+
+func (o *Object) unlockParts() {
+	if o.detach != nil {
+		o.detachMu.Unlock()
+	}
+}
+
+// sumsLocked is sums with the parts locked.
+func (o *Object) sumsLocked() map[*yaml.Node][32]byte {
 	if o.detach == nil {
 		return nil
 	}
-	o.detachMu.Lock()
-	defer o.detachMu.Unlock()
 	m := make(map[*yaml.Node][32]byte, len(o.detach.parts))
 	for _, p := range o.detach.parts {
 		m[p.Slot[1]] = p.Sum

@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -111,4 +112,51 @@ func treeText(n *yaml.Node) string {
 	}
 	walk(n, 0)
 	return b.String()
+}
+
+// TestDetachableConcurrent: digests and lookups of a released object from
+// several goroutines at once (go test -race) agree, and the part is read
+// again once.
+func TestDetachableConcurrent(t *testing.T) {
+	const doc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  part:\n    a: b\n"
+	parse := func() *yaml.Node {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+			t.Fatal(err)
+		}
+		return n.Content[0]
+	}
+	root := parse()
+	data := mapValue(root, "data")
+	var mu sync.Mutex
+	loads := 0
+	o, err := NewRenderedObject("c.yaml", ".", 0, root, Detachable{Slot: data.Content[0:2], Sum: TreeSum(data.Content[1]), Load: func() *yaml.Node {
+		mu.Lock()
+		loads++
+		mu.Unlock()
+		return mapValue(mapValue(parse(), "data"), "part")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := o.Digest()
+	o.ReleaseDetachable()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if i%2 == 0 {
+				if got, _ := o.Digest(); got != want {
+					t.Error("digest changed")
+				}
+				return
+			}
+			if pos := o.Locate("data.part.a"); pos.Line != 6 {
+				t.Errorf("data.part.a at line %d, want 6", pos.Line)
+			}
+		})
+	}
+	wg.Wait()
+	if loads != 1 {
+		t.Errorf("the part was read %d times, want once", loads)
+	}
 }

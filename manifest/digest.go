@@ -33,7 +33,11 @@ func (o *Object) Digest() (sum [32]byte, ok bool) {
 		h.Write(doc)
 	case o.node.Load() != nil:
 		h.Write([]byte{'n'})
-		hashNode(h, o.node.Load(), o.sums())
+		// The detachable parts stay as they are (held or let go) while
+		// the tree is read: each is written as its hash.
+		o.lockParts()
+		hashNode(h, o.node.Load(), o.sumsLocked())
+		o.unlockParts()
 	default:
 		return sum, false
 	}
