@@ -287,10 +287,10 @@ func isRemote(ref string) bool {
 	return !strings.HasPrefix(ref, ".") && strings.Contains(first, ".") && strings.Contains(ref, "/")
 }
 
-// place sets node's positions (but for the kept subtrees') from the
-// document its origin names (file, the path as shown, and the line the
-// document starts on), else from its generator's entry, and returns the
-// file the positions point into.
+// place sets the positions of node, but for its kept subtrees, from the
+// document its origin names (origin, shown to users as file, and the line
+// the document starts on), else from its generator's entry, and returns
+// the file the positions point into.
 func place(src *sources, kustFile, file, origin string, line int, gens []generator, node *yaml.Node, keep placed) string {
 	clearPositions(node, keep)
 	node.Line, node.Column = 1, 1
@@ -343,9 +343,10 @@ func lineOf(file, prefix string) int {
 }
 
 // match returns the object among objs (a source file's, as written) a
-// rendered object came from: the one whose document starts on line, else
-// the only one of its kind and name, else of its kind whose name its name
-// holds (a prefix or suffix), else the only one of its kind.
+// rendered object came from: the one of its kind whose document starts on
+// line, else the first of its kind and name, else the first of its kind
+// whose name its name holds (a prefix or suffix was added), else the only
+// one of its kind.
 func match(objs []*yaml.Node, line int, rendered *yaml.Node) *yaml.Node {
 	kind := scalarAt(rendered, "kind")
 	name := scalarAt(yamlnode.Value(rendered, "metadata"), "name")

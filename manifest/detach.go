@@ -23,7 +23,8 @@ type Detachable struct {
 	Slot []*yaml.Node
 	// Sum is TreeSum of the part.
 	Sum [32]byte
-	// Load reads the part again: a tree equal to it, positions included.
+	// Load reads the part again: a tree equal to it, positions included
+	// (nil if it cannot).
 	Load func() *yaml.Node
 }
 
@@ -72,7 +73,11 @@ func (o *Object) attach() {
 		return
 	}
 	for _, p := range o.detach.parts {
-		p.Slot[1] = p.Load()
+		// A part that cannot be read again stays the empty mapping at
+		// its position (its findings point there).
+		if n := p.Load(); n != nil {
+			p.Slot[1] = n
+		}
 	}
 	o.detach.released = false
 }
