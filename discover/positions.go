@@ -28,8 +28,8 @@ func (s *sources) copyPositions(rendered, src *yaml.Node, keep placed) {
 	for src != nil && src.Kind == yaml.AliasNode {
 		src = src.Alias
 	}
-	if schema := s.placeheld(src); schema != nil {
-		src = schema
+	if sc := s.schemaOf(src); sc != nil {
+		src = sc.tree
 	}
 	if rendered == nil || src == nil || keep[rendered] {
 		return

@@ -154,15 +154,6 @@ func (s *sources) objects(path string) []*yaml.Node {
 	return s.files.get(path, func() preparedFile { return preparedFile{} }).objects
 }
 
-// placeheld returns the schema tree a placeholder node stands for, nil if
-// n is no placeholder.
-func (s *sources) placeheld(n *yaml.Node) *yaml.Node {
-	if sc := s.schemaOf(n); sc != nil {
-		return sc.tree
-	}
-	return nil
-}
-
 // schemaOf returns the schema a placeholder node stands for, nil if n is
 // no placeholder.
 func (s *sources) schemaOf(n *yaml.Node) *schema {
