@@ -112,6 +112,15 @@ type Admitter struct {
 	seen sync.Map
 }
 
+// ForgetCopies lets go of the answers kept for copies so far. Once every
+// context object (every CRD, Namespace and policy, with all their copies)
+// has been admitted, those answers serve no other copy, and a large CRD's
+// admitted content would otherwise stay for the whole run; answers for
+// the objects admitted afterwards are kept again.
+func (a *Admitter) ForgetCopies() {
+	a.seen.Clear()
+}
+
 // copiesFrom is the size (of its JSON) from which a manifest's answer is
 // kept for its copies: large objects (CRDs, repeated in several bundles)
 // are costly to admit, and keeping every small object's answer would make

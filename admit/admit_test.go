@@ -252,3 +252,37 @@ func TestLargeCopiesShareContent(t *testing.T) {
 		t.Errorf("copies' admitted content differs beyond the uid")
 	}
 }
+
+// TestForgetCopies: once the copies' answers are forgotten, a further copy
+// is admitted afresh (its own admitted content, the same answer), and the
+// answers of the copies admitted afterwards are kept again.
+func TestForgetCopies(t *testing.T) {
+	big := strings.Replace(deploy, "metadata: {name: web, namespace: shop}",
+		"metadata: {name: web, namespace: shop, annotations: {note: "+strings.Repeat("x", copiesFrom)+"}}", 1)
+	var objs []*manifest.Object
+	for _, f := range []string{"a.yaml", "b.yaml", "c.yaml"} {
+		o, _ := manifest.Parse(f, []byte(big))
+		objs = append(objs, o...)
+	}
+	ad := New(objs, manifest.BuiltinKinds(), Options{KubeVersion: manifest.LatestKube})
+	r1 := ad.Admit(objs[0])
+	ad.ForgetCopies()
+	r2 := ad.Admit(objs[1])
+	r3 := ad.Admit(objs[2])
+	spec := func(o *manifest.Object) string {
+		c, _ := o.Content()
+		return fmt.Sprintf("%p", c["spec"])
+	}
+	if spec(objs[0]) == spec(objs[1]) {
+		t.Error("a copy admitted after ForgetCopies shares the forgotten answer's content")
+	}
+	if spec(objs[1]) != spec(objs[2]) {
+		t.Error("the copies admitted after ForgetCopies do not share their answer")
+	}
+	d1 := describe(objs[0], r1)
+	for i, d := range []string{strings.ReplaceAll(describe(objs[1], r2), "b.yaml", "a.yaml"), strings.ReplaceAll(describe(objs[2], r3), "c.yaml", "a.yaml")} {
+		if d != d1 {
+			t.Errorf("copy %d answered differently:\n%s\nwant\n%s", i+2, d, d1)
+		}
+	}
+}

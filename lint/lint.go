@@ -155,8 +155,8 @@ func notLinted(policies []string, in Input) []string {
 	return out
 }
 
-// feed is the second pass: every file read again and judged, a part at a
-// time, then the rendered units.
+// feed is the second pass: the rendered units, then every file read again
+// and judged, a part at a time.
 type feed struct {
 	in     Input
 	stdin  *manifest.Source
@@ -181,6 +181,17 @@ func (f *feed) Each(judge func(rules.Batch)) error {
 		}
 	}
 	f.first.context, f.first.fromFiles = nil, nil // what the checkers need of them, they keep
+	// The rendered units first: they hold the copies of the large CRDs that
+	// kustomizations render, whose admitted content is held from the first
+	// pass until they are judged; judged first, it goes before the files'
+	// custom resources build their CRDs' validators. (Findings are sorted
+	// by place, so the order objects are judged in never shows.)
+	for u, unit := range f.in.Units {
+		i := len(f.in.Files) + u
+		objs := f.first.compiled(unit.Source.Objects)
+		judge(rules.Batch{Index: i, Objects: objs})
+		f.record(i, unit.Source, f.refsOf(nil, objs))
+	}
 	parallel.Each(len(f.in.Files), func(i int) {
 		var refs []manifest.Ref
 		judged := 0
@@ -201,12 +212,6 @@ func (f *feed) Each(judge func(rules.Batch)) error {
 		}
 		f.record(i, src, refs)
 	})
-	for u, unit := range f.in.Units {
-		i := len(f.in.Files) + u
-		objs := f.first.compiled(unit.Source.Objects)
-		judge(rules.Batch{Index: i, Objects: objs})
-		f.record(i, unit.Source, f.refsOf(nil, objs))
-	}
 	return nil
 }
 

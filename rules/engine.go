@@ -135,6 +135,13 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 			given = &givenRecorder{given: e.Given}
 		}
 	}
+	// A rendered context object's content is decoded: it lets go of the
+	// parts of its tree it can read again (a large CRD's schemas) before
+	// admission makes the checkers' memory grow. A checker reading the tree
+	// reads them back; they go again once every checker prepared.
+	for _, o := range ctx {
+		o.ReleaseDetachable()
+	}
 	for i, c := range e.Checkers {
 		passes[i] = r.newPass(i, c, ctx)
 		if given != nil {
