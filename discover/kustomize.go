@@ -46,7 +46,7 @@ type kustBuild struct {
 // returned once each, for the caller to say in its own words.
 func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
-	shared := &buildShared{sources: newSources(), edited: opts.Edited}
+	shared := &buildShared{sources: newSources(opts.Edited), edited: opts.Edited}
 	notes := captureOutput()
 	parallel.Each(len(dirs), func(i int) { out[i] = buildKustomization(dirs[i], shared) })
 	return out, notes()

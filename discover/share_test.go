@@ -2,17 +2,17 @@ package discover
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// TestRestoredSchemasShared: a CRD schema put back after a build is the
-// schema as written itself (every build rendering the CRD shares it), and
-// positioning the rendered tree leaves it as written, positions included.
-func TestRestoredSchemasShared(t *testing.T) {
-	crd := `apiVersion: apiextensions.k8s.io/v1
+// stubbedCRD is a CRD in a file large enough for its schema to get a
+// placeholder.
+var stubbedCRD = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.example.com}
 spec:
@@ -30,7 +30,13 @@ spec:
         properties:
           spec: {type: object, properties: {size: {type: integer}}}
 `
-	s := newSources()
+
+// TestRestoredSchemasShared: a CRD schema put back after a build is the
+// schema as written itself (every build rendering the CRD shares it), and
+// positioning the rendered tree leaves it as written, positions included.
+func TestRestoredSchemasShared(t *testing.T) {
+	crd := stubbedCRD
+	s := newSources(nil)
 	stubbed := s.prepare("crd.yaml", []byte(crd)).stubbed
 	if stubbed == nil {
 		t.Fatal("no placeholder: the test CRD is too small")
@@ -68,4 +74,42 @@ func yamlOf(t *testing.T, n *yaml.Node) string {
 	}
 	walk(n, 0)
 	return b.String()
+}
+
+// TestSchemaReadAgain: a schema a rendered CRD let go of is read again
+// from its file (the bytes are not kept), from memory if the file is an
+// edited one, and not at all if the file changed since.
+func TestSchemaReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "crd.yaml")
+	if err := os.WriteFile(path, []byte(stubbedCRD), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(dir, "edited.yaml")
+	s := newSources(map[string][]byte{edited: []byte(stubbedCRD)})
+	s.prepare(path, []byte(stubbedCRD))
+	s.prepare(edited, []byte(stubbedCRD))
+	if len(s.schemas) != 2 {
+		t.Fatalf("%d schemas, want 2", len(s.schemas))
+	}
+	want := yamlOf(t, s.schemas[0].tree)
+	for i, sc := range s.schemas {
+		n := sc.part(nil).Load()
+		if n == nil {
+			t.Fatalf("schema %d: not read again", i)
+		}
+		if got := yamlOf(t, n); got != want {
+			t.Errorf("schema %d read again:\n%s\nwant\n%s", i, got, want)
+		}
+	}
+	changed := strings.Replace(stubbedCRD, "type: integer", "type: string", 1)
+	if err := os.WriteFile(path, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.schemas[0].part(nil).Load(); n != nil {
+		t.Error("a schema whose file changed was read again from the changed file")
+	}
+	if n := s.schemas[1].part(nil).Load(); n == nil {
+		t.Error("the edited file's schema was not read again from memory")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,31 +49,49 @@ type sources struct {
 	files   onceMap[preparedFile]
 	mu      sync.Mutex // guards schemas
 	schemas []*schema
+	// edited are files kustomize reads from memory rather than disk
+	// (Options.Edited), by absolute path.
+	edited map[string][]byte
 }
 
 // schema is a CRD schema a placeholder stands for: its tree as written,
 // and where it is written, to read it again.
 type schema struct {
 	tree *yaml.Node
-	data []byte // the file, as kustomize read it
-	doc  int    // the document in decodeAll(data)
-	slot int    // the slot in schemaSlots of that document
+	read func() ([]byte, error) // the file, as kustomize read it
+	doc  int                    // the document in decodeAll(data)
+	slot int                    // the slot in schemaSlots of that document
 	sum  func() [32]byte
 }
 
 // part is the schema as a part of a rendered object that the object may
-// let go of and read again from the file.
+// let go of and read again from the file. The file is read again rather
+// than kept (the large CRD files of a tree are megabytes, held for a
+// finding that is rare); a file changed since has lost the part (nil).
 func (sc *schema) part(slot []*yaml.Node) manifest.Detachable {
-	data, doc, i := sc.data, sc.doc, sc.slot
-	return manifest.Detachable{Slot: slot, Sum: sc.sum(), Load: func() *yaml.Node {
+	read, doc, i, sum := sc.read, sc.doc, sc.slot, sc.sum()
+	return manifest.Detachable{Slot: slot, Sum: sum, Load: func() *yaml.Node {
+		data, err := read()
+		if err != nil {
+			return nil
+		}
 		docs := decodeAll(data)
 		if doc < len(docs) {
-			if slots := schemaSlots(docs[doc].Content[0]); i < len(slots) {
+			if slots := schemaSlots(docs[doc].Content[0]); i < len(slots) && manifest.TreeSum(slots[i][1]) == sum {
 				return slots[i][1]
 			}
 		}
-		return nil // the same bytes parse the same: never
+		return nil
 	}}
+}
+
+// reader returns how to read the file at path again: from memory if it
+// is an edited file, else from disk.
+func (s *sources) reader(path string) func() ([]byte, error) {
+	if data, ok := s.edited[path]; ok {
+		return func() ([]byte, error) { return data, nil }
+	}
+	return func() ([]byte, error) { return os.ReadFile(path) }
 }
 
 // preparedFile is one resource file as kustomize reads it: with origin
@@ -88,7 +107,9 @@ type preparedFile struct {
 	objects   []*yaml.Node
 }
 
-func newSources() *sources { return &sources{} }
+// newSources returns the sources of one discovery; edited are the files
+// read from memory (Options.Edited, by absolute path).
+func newSources(edited map[string][]byte) *sources { return &sources{edited: edited} }
 
 // resource returns what kustomize reads for the resource file at path:
 // data with origin annotations, and with schema placeholders when stub is
@@ -120,10 +141,11 @@ func (s *sources) prepare(path string, data []byte) preparedFile {
 		return preparedFile{annotated: func() []byte { return annotated }, objects: objects}
 	}
 	replaced := false
+	read := s.reader(path)
 	for di, d := range docs {
 		for si, slot := range schemaSlots(d.Content[0]) {
 			tree := slot[1]
-			sc := &schema{tree: tree, data: data, doc: di, slot: si, sum: sync.OnceValue(func() [32]byte { return manifest.TreeSum(tree) })}
+			sc := &schema{tree: tree, read: read, doc: di, slot: si, sum: sync.OnceValue(func() [32]byte { return manifest.TreeSum(tree) })}
 			s.mu.Lock()
 			id := len(s.schemas)
 			s.schemas = append(s.schemas, sc)

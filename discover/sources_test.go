@@ -35,7 +35,7 @@ func plainBuild(t *testing.T, dir string) []string {
 // kilnBuild is the same build as discovery runs it.
 func kilnBuild(t *testing.T, dir string) []string {
 	t.Helper()
-	b := buildKustomization(dir, &buildShared{sources: newSources()})
+	b := buildKustomization(dir, &buildShared{sources: newSources(nil)})
 	if len(b.source.Errs) > 0 || b.remote != "" || b.plugin != "" {
 		t.Fatalf("build %s: %v %s %s", dir, b.source.Errs, b.remote, b.plugin)
 	}
@@ -196,7 +196,7 @@ func TestBuildIsKustomizes(t *testing.T) {
 			dir := filepath.Join(root, name)
 			sameBuilds(t, dir)
 			b := &kustBuild{dir: dir, file: kustomizationFile(dir), read: map[string]bool{}}
-			_, _, err := runKustomize(b, scanTree(dir), &buildShared{sources: newSources()}, true)
+			_, _, err := runKustomize(b, scanTree(dir), &buildShared{sources: newSources(nil)}, true)
 			if (err != nil) != again[name] {
 				t.Errorf("build with placeholders: err = %v, want an error: %v", err, again[name])
 			}
@@ -230,7 +230,7 @@ func TestOriginPositions(t *testing.T) {
 		"kustomization.yaml":      "resources: [base, two.yaml]\nconfigMapGenerator:\n- name: settings\n  literals: [a=b]\n",
 		"two.yaml":                "apiVersion: v1\nkind: Service\nmetadata: {name: same}\n---\n# a comment\napiVersion: v1\nkind: Service\nmetadata: {name: same, namespace: other}\n",
 	})
-	b := buildKustomization(root, &buildShared{sources: newSources()})
+	b := buildKustomization(root, &buildShared{sources: newSources(nil)})
 	if len(b.source.Errs) > 0 {
 		t.Fatal(b.source.Errs)
 	}
@@ -328,7 +328,7 @@ func TestSchemaPositions(t *testing.T) {
 	}
 	for _, overlay := range []string{"plain", "json6902"} {
 		t.Run(overlay, func(t *testing.T) {
-			b := buildKustomization(filepath.Join(root, overlay), &buildShared{sources: newSources()})
+			b := buildKustomization(filepath.Join(root, overlay), &buildShared{sources: newSources(nil)})
 			if len(b.source.Errs) > 0 || len(b.source.Objects) == 0 {
 				t.Fatalf("build: %v", b.source.Errs)
 			}
