@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -110,6 +111,9 @@ type Admitter struct {
 	// that copies (the same CRD in several kustomizations or bundles) are
 	// judged once: keys are [sha256.Size]byte, values *onceResult.
 	seen sync.Map
+	// decoded maps the address of a decoded content that copies share
+	// (manifest.Object.SharesDecoded) to its answer: values *decodedAnswer.
+	decoded sync.Map
 }
 
 // ForgetCopies lets go of the answers kept for copies so far. Once every
@@ -119,6 +123,7 @@ type Admitter struct {
 // the objects admitted afterwards are kept again.
 func (a *Admitter) ForgetCopies() {
 	a.seen.Clear()
+	a.decoded.Clear()
 }
 
 // copiesFrom is the size (of its JSON) from which a manifest's answer is
@@ -245,6 +250,14 @@ func (a *Admitter) Admit(o *manifest.Object) (res Result) {
 }
 
 func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind, content map[string]any) Result {
+	shared := o.SharesDecoded() && o.Name != "" && a.opts.Mutator == nil
+	if shared {
+		// A copy holding the decoded content an answer was given for
+		// is that answer's copy, told without writing it as JSON.
+		if v, ok := a.decoded.Load(reflect.ValueOf(content).Pointer()); ok {
+			return copyOf(o, v.(*decodedAnswer).r)
+		}
+	}
 	data, err := json.Marshal(content)
 	if err != nil {
 		return Result{Judged: true, Rejected: true, Problems: []Problem{{Rule: RuleDecode, Message: fmt.Sprintf("the object cannot be sent as JSON: %v", err)}}}
@@ -262,9 +275,24 @@ func (a *Admitter) admitBuiltin(o *manifest.Object, gvk schema.GroupVersionKind,
 		r.res = a.admitJSON(o, gvk, content, data)
 		r.content, _ = o.Content()
 	})
+	if shared {
+		a.decoded.LoadOrStore(reflect.ValueOf(content).Pointer(), &decodedAnswer{content: content, r: r})
+	}
 	if first {
 		return r.res
 	}
+	return copyOf(o, r)
+}
+
+// decodedAnswer is the answer for the copies that share one decoded
+// content; holding the content keeps its address from being reused.
+type decodedAnswer struct {
+	content map[string]any
+	r       *onceResult
+}
+
+// copyOf gives o, a copy of the manifest r answers, that answer.
+func copyOf(o *manifest.Object, r *onceResult) Result {
 	o.SetContent(sharedCopy(r.content, o))
 	res := r.res
 	res.Problems = append([]Problem(nil), r.res.Problems...)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnhq/kiln/manifest"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 func admitOne(t *testing.T, kube manifest.KubeVersion, in string) (*manifest.Object, Result) {
@@ -284,5 +285,90 @@ func TestForgetCopies(t *testing.T) {
 		if d != d1 {
 			t.Errorf("copy %d answered differently:\n%s\nwant\n%s", i+2, d, d1)
 		}
+	}
+}
+
+// TestDecodedCopies: rendered copies of a large CRD that share one decoded
+// content get the first copy's answer through it, with their own metadata,
+// and the same answer as a copy told by its JSON.
+func TestDecodedCopies(t *testing.T) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        description: ` + strings.Repeat("x", copiesFrom) + `
+        properties:
+          size: {type: bogus}
+`
+	rendered := func(unit string) *manifest.Object {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(crd), &doc); err != nil {
+			t.Fatal(err)
+		}
+		o, err := manifest.NewRenderedObject("crds/widget.yaml", unit, 0, doc.Content[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	objs := []*manifest.Object{rendered("overlays/dev"), rendered("overlays/prod")}
+	plain, _ := manifest.Parse("other/widget.yaml", []byte(crd)) // decoded on its own
+	objs = append(objs, plain...)
+	if !objs[0].SharesDecoded() {
+		t.Fatal("the rendered copies do not share their decoded content: the case tests nothing")
+	}
+	ad := New(objs, manifest.BuiltinKinds(), Options{KubeVersion: manifest.LatestKube})
+	var got []string
+	for i, o := range objs {
+		if i == 1 {
+			// The answers told by JSON are forgotten: the rendered copy
+			// gets its answer through the decoded content, the file's
+			// copy is admitted afresh.
+			ad.seen.Clear()
+		}
+		r := ad.Admit(o)
+		if !r.Rejected {
+			t.Fatalf("%s: not refused (the case tests nothing): %v", o.Unit, r.Problems)
+		}
+		got = append(got, fmt.Sprint(r.Problems))
+	}
+	if got[1] != got[0] || got[2] != got[0] {
+		t.Errorf("copies answered differently:\n%s", strings.Join(got, "\n"))
+	}
+	n := 0
+	ad.decoded.Range(func(any, any) bool { n++; return true })
+	if n != 2 {
+		t.Errorf("%d decoded answers kept, want 2 (one per decoded content)", n)
+	}
+	var specs, metas []string
+	for _, o := range objs {
+		c, _ := o.Content()
+		specs = append(specs, fmt.Sprintf("%p", c["spec"]))
+		metas = append(metas, fmt.Sprintf("%p", c["metadata"]))
+	}
+	if specs[0] != specs[1] {
+		t.Errorf("the rendered copies' admitted specs are not shared: %v", specs)
+	}
+	if specs[2] == specs[0] {
+		t.Errorf("the file's copy shares a forgotten answer: %v", specs)
+	}
+	if metas[0] == metas[1] || metas[1] == metas[2] {
+		t.Errorf("metadata %v: want each copy's own (it holds the uid)", metas)
+	}
+	ad.ForgetCopies()
+	n = 0
+	ad.decoded.Range(func(any, any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("%d decoded answers kept after ForgetCopies", n)
 	}
 }

@@ -266,7 +266,7 @@ func (o *Object) decode(in interner) (map[string]any, error) {
 			o.err = &Error{Pos: o.Pos(), Msg: "object's source was dropped before it was decoded"}
 			return
 		}
-		if o.sharesDecoded() {
+		if o.SharesDecoded() {
 			t, err := o.decodeShared(n, in)
 			if err != nil {
 				o.err = err

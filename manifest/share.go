@@ -26,10 +26,10 @@ type decodedTree struct {
 // holds it.
 var decodedCopies sync.Map // [32]byte → weak.Pointer[decodedTree]
 
-// sharesDecoded tells the objects whose decoded content is shared with
-// their copies: rendered CRDs (an object read from a file is decoded from
-// its own bytes).
-func (o *Object) sharesDecoded() bool {
+// SharesDecoded tells the objects whose decoded content is shared with
+// their copies (one map, until the content is set anew): rendered CRDs (an
+// object read from a file is decoded from its own bytes).
+func (o *Object) SharesDecoded() bool {
 	return o.src == nil && o.Kind == "CustomResourceDefinition"
 }
 
