@@ -54,7 +54,8 @@ spec:
 // policies an evaluated object matched, reports the same denials as an
 // engine that compiled everything up front, and leaves compile problems
 // out of Setup; a policy whose prefilter the object fails compiles its
-// matchConditions only.
+// matchConditions only. (Run with -race: the two Deployment policies
+// compile concurrently.)
 func TestCompileOnMatch(t *testing.T) {
 	objs, errs := manifest.Parse("test.yaml", []byte(compileOnMatchInput))
 	if len(errs) > 0 {
@@ -89,5 +90,12 @@ func TestCompileOnMatch(t *testing.T) {
 	}
 	if c := compiled(lazy); !c["replicas"] || c["configmaps"] || c["big"] {
 		t.Errorf("after a Deployment: compiled %v, want replicas only (big's prefilter is false)", c)
+	}
+	// Every Deployment policy's prefilter has been compiled (big's, and
+	// replicas' empty one), the ConfigMap policy's not.
+	for _, p := range lazy.policies {
+		if p.fastDone.Load() != (p.name != "configmaps") {
+			t.Errorf("%s: prefilter compiled %v", p.name, p.fastDone.Load())
+		}
 	}
 }

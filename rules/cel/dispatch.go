@@ -3,6 +3,7 @@ package cel
 import (
 	"context"
 	"fmt"
+	"github.com/kilnhq/kiln/internal/parallel"
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
@@ -93,10 +94,41 @@ func (e *Engine) evalObject(o *manifest.Object) []rules.Diagnostic {
 		authz:     admissionauthorizer.NewCachingAuthorizer(e.authz),
 		versioned: map[schema.GroupVersionKind]*admission.VersionedAttributes{},
 	}
+	e.compileMatching(a)
 	for _, p := range e.policies {
 		ev.policy(p)
 	}
 	return ev.out
+}
+
+// compileMatching compiles at once, on every core, what the first
+// evaluation of the request by each policy whose matchConstraints match it
+// would compile one after another under Options.CompileOnMatch: the fast
+// match conditions, and the validator of a policy without any (which every
+// evaluation needs). Only a run's first objects of a kind find anything to
+// compile; the compiled policies are the ones the loop after this would
+// compile (and a binding that then does not match leaves one unused).
+func (e *Engine) compileMatching(a admission.Attributes) {
+	if !e.opts.CompileOnMatch {
+		return
+	}
+	var todo []*policyEntry
+	for _, p := range e.policies {
+		if p.spec == nil || len(p.bindings) == 0 || p.configErr != nil || p.fastDone.Load() {
+			continue
+		}
+		if ok, _, _, err := e.definitionMatches(p, a); err == nil && ok {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) < 2 {
+		return
+	}
+	parallel.Each(len(todo), func(i int) {
+		if len(todo[i].fastMatchConditions()) == 0 {
+			todo[i].compiledValidator()
+		}
+	})
 }
 
 // guessedMatch says, for an object whose kind is neither built in nor

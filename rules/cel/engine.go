@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/kilnhq/kiln/admit"
@@ -89,6 +90,8 @@ type policyEntry struct {
 	// its Once (Options.CompileOnMatch); at load otherwise.
 	lazy                  bool
 	fastOnce, compileOnce sync.Once
+	// fastDone: fastMatchConditions has run its Once.
+	fastDone atomic.Bool
 	// matches caches DefinitionMatches by request kind and resource for a
 	// policy without namespace and object selectors, whose answer depends on
 	// nothing else (matching.Matcher.Matches).
@@ -209,6 +212,11 @@ func newEngine(policyObjs, context []*manifest.Object, opts Options, ns *namespa
 			}
 		}
 	}
+	if opts.CompileOnMatch && len(e.policies) > 0 {
+		// The fast conditions' compiler takes a few milliseconds to
+		// build; the first object's evaluation would wait for it.
+		go fastCompiler()
+	}
 	e.ctxObjs, e.admitted = nil, nil // the bindings' params are loaded
 	sort.SliceStable(e.policies, func(i, j int) bool { return e.policies[i].name < e.policies[j].name })
 	for _, p := range e.policies {
@@ -289,6 +297,7 @@ func (p *policyEntry) fastMatchConditions() []celgo.Program {
 		if p.lazy {
 			p.fastMatch = fastMatchConditions(p.spec)
 		}
+		p.fastDone.Store(true)
 	})
 	return p.fastMatch
 }

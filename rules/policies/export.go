@@ -61,24 +61,47 @@ type ExportOptions struct {
 // embedded (comments kept) followed by its binding, by policy name. The
 // output depends only on opts.
 func Export(opts ExportOptions) ([]byte, error) {
+	parts, err := exportParts(opts)
+	if err != nil {
+		return nil, err
+	}
+	docs := make([][]byte, len(parts))
+	for i, pt := range parts {
+		docs[i] = pt.doc
+		if pt.policy != nil {
+			docs[i] = bytes.TrimPrefix(pt.policy.Source, []byte("---\n"))
+		}
+	}
+	return bytes.Join(docs, []byte("---\n")), nil
+}
+
+// An exportPart is one document of Export's stream: an embedded policy, or
+// a document written for the export (the params, a binding).
+type exportPart struct {
+	policy *Policy
+	doc    []byte
+}
+
+// exportParts returns Export's documents in order.
+func exportParts(opts ExportOptions) ([]exportPart, error) {
 	if len(opts.Actions) == 0 {
 		return nil, fmt.Errorf("no validation action: use Deny, Warn and/or Audit")
 	}
 	var ps []*Policy
 	params := false
-	for _, p := range all {
+	for _, p := range loaded() {
 		if opts.Keep == nil || opts.Keep(p) {
 			ps = append(ps, p)
 			params = params || p.Params
 		}
 	}
-	var docs [][]byte
+	var parts []exportPart
 	add := func(v any) error {
 		b, err := yaml.Marshal(v)
 		if err != nil {
 			return err
 		}
-		docs = append(docs, b)
+		parts = append(parts, exportPart{doc: b})
 		return nil
 	}
 	if params {
@@ -99,7 +122,7 @@ func Export(opts ExportOptions) ([]byte, error) {
 		actions[i] = string(a)
 	}
 	for _, p := range ps {
-		docs = append(docs, bytes.TrimPrefix(p.Source, []byte("---\n")))
+		parts = append(parts, exportPart{policy: p})
 		spec := map[string]any{"policyName": p.Name, "validationActions": actions}
 		if p.Params {
 			spec["paramRef"] = map[string]any{"name": ParamsName, "namespace": ParamsNamespace, "parameterNotFoundAction": "Deny"}
@@ -113,7 +136,7 @@ func Export(opts ExportOptions) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return bytes.Join(docs, []byte("---\n")), nil
+	return parts, nil
 }
 
 // ParseActions parses the validationActions of a binding: Deny, Warn and

@@ -465,3 +465,63 @@ func TestFamilyFixes(t *testing.T) {
 		t.Errorf("FixableRules = %v, from %d family fixes", FixableRules(), n)
 	}
 }
+
+// TestEngineObjects: the engine's objects are Objects' (the exported
+// stream, parsed), in order, with equal kinds, names and content (their
+// files and documents differ), for every target kiln
+// knows and for a subset of the policies.
+func TestEngineObjects(t *testing.T) {
+	some := func(p *Policy) bool { return strings.HasPrefix(p.Name, "kiln-sidecar-") }
+	for v := manifest.OldestKube; !manifest.LatestKube.Less(v); v.Minor++ {
+		for _, keep := range []func(*Policy) bool{nil, some} {
+			opts := ExportOptions{KubeVersion: v, Actions: []admissionv1.ValidationAction{admissionv1.Deny, admissionv1.Audit}, Keep: keep}
+			want, err := Objects(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := engineObjects(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d objects, want %d", v, len(got), len(want))
+			}
+			for i := range want {
+				wc, _ := want[i].Content()
+				gc, _ := got[i].Content()
+				g, w := got[i].Kind+"/"+got[i].Name, want[i].Kind+"/"+want[i].Name
+				if g != w || !reflect.DeepEqual(gc, wc) {
+					t.Errorf("%s: object %d is %s, want %s (or their content differs)", v, i, g, w)
+				}
+			}
+		}
+	}
+}
+
+// TestMetadata: the rule metadata read from the part of each file before
+// its spec is the parsed policies' (so Rules is what it would be from
+// them), and a file that puts its spec first is refused, not misread.
+func TestMetadata(t *testing.T) {
+	var full []ruleMeta
+	for _, p := range loaded() {
+		full = append(full, ruleMeta{name: p.Name, rule: p.Rule, severity: p.Severity, annotations: p.Object.Annotations})
+	}
+	if len(metas) != len(full) {
+		t.Fatalf("%d metas, %d policies", len(metas), len(full))
+	}
+	for i := range full {
+		if !reflect.DeepEqual(metas[i], full[i]) {
+			t.Errorf("metadata of %s differs from the parsed policy's:\n%+v\n%+v", full[i].name, metas[i], full[i])
+		}
+	}
+	if got, want := Rules(), rulesOf(full); !reflect.DeepEqual(got, want) {
+		t.Errorf("Rules() differs from the rules of the parsed policies")
+	}
+	specFirst := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nspec:\n  failurePolicy: Ignore\nmetadata:\n  name: x\n  annotations: {kiln.dev/rule: a/b, kiln.dev/severity: error}\n"
+	if _, err := metaOf("x.yaml", []byte(specFirst)); err == nil || !strings.Contains(err.Error(), "no metadata.name before spec") {
+		t.Errorf("spec before metadata: %v", err)
+	}
+	if m, err := metaOf("x.yaml", []byte(strings.Replace(specFirst, "spec:\n  failurePolicy: Ignore\n", "", 1))); err != nil || m.name != "x" || m.rule != "a/b" || m.severity != rules.Error {
+		t.Errorf("metadata only: %+v, %v", m, err)
+	}
+}
