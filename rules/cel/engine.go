@@ -2,6 +2,7 @@ package cel
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -61,7 +62,11 @@ type Engine struct {
 	user     user.Info
 	authz    authorizer.UnconditionalAuthorizer
 	setup    []rules.Diagnostic
+	// rules are the rules of the setup's problems; allRules adds one per
+	// policy, written when first asked for (kiln lint's built-in policies
+	// never ask: their rules come from their annotations).
 	rules    map[string]*rules.Rule
+	allRules func() []*rules.Rule
 	skip     map[manifest.Key]bool
 	ctxObjs  []*manifest.Object
 	// admitted are the Namespaces of the context copies whose content went
@@ -219,9 +224,7 @@ func newEngine(policyObjs, context []*manifest.Object, opts Options, ns *namespa
 	}
 	e.ctxObjs, e.admitted = nil, nil // the bindings' params are loaded
 	sort.SliceStable(e.policies, func(i, j int) bool { return e.policies[i].name < e.policies[j].name })
-	for _, p := range e.policies {
-		e.rules[p.ruleID] = policyRule(p)
-	}
+	e.allRules = sync.OnceValue(e.buildRules)
 	return e
 }
 
@@ -394,9 +397,15 @@ func (e *Engine) Setup() []rules.Diagnostic { return append([]rules.Diagnostic(n
 
 // Rules returns the rules the engine may report, sorted by ID: one per
 // policy (and per policy name a binding refers to).
-func (e *Engine) Rules() []*rules.Rule {
-	out := make([]*rules.Rule, 0, len(e.rules))
-	for _, r := range e.rules {
+func (e *Engine) Rules() []*rules.Rule { return append([]*rules.Rule(nil), e.allRules()...) }
+
+func (e *Engine) buildRules() []*rules.Rule {
+	byID := maps.Clone(e.rules)
+	for _, p := range e.policies {
+		byID[p.ruleID] = policyRule(p)
+	}
+	out := make([]*rules.Rule, 0, len(byID))
+	for _, r := range byID {
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
