@@ -3,8 +3,8 @@ package cel
 import (
 	"context"
 	"fmt"
-	"github.com/kilnhq/kiln/internal/parallel"
 
+	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	admissionv1 "k8s.io/api/admissionregistration/v1"

@@ -217,18 +217,26 @@ func metaOf(name string, data []byte) (ruleMeta, error) {
 	if err := yaml.Unmarshal(head, &doc); err != nil {
 		return ruleMeta{}, fmt.Errorf("%s: %v", name, err)
 	}
-	m := ruleMeta{name: doc.Metadata.Name, rule: doc.Metadata.Annotations[RuleAnnotation], annotations: doc.Metadata.Annotations}
+	m := ruleMeta{name: doc.Metadata.Name, annotations: doc.Metadata.Annotations}
 	if m.name == "" {
 		return m, fmt.Errorf("%s: no metadata.name before spec", name)
 	}
-	if !strings.Contains(m.rule, "/") {
-		return m, fmt.Errorf("%s: annotation %s must name a rule ID (family/name)", name, RuleAnnotation)
-	}
 	var err error
-	if m.severity, err = rules.ParseSeverity(m.annotations[SeverityAnnotation]); err != nil {
-		return m, fmt.Errorf("%s: annotation %s: %v", name, SeverityAnnotation, err)
+	m.rule, m.severity, err = ruleOf(name, m.annotations)
+	return m, err
+}
+
+// ruleOf reads the rule ID and severity from a policy's annotations.
+func ruleOf(file string, annotations map[string]string) (string, rules.Severity, error) {
+	rule := annotations[RuleAnnotation]
+	if !strings.Contains(rule, "/") {
+		return "", 0, fmt.Errorf("%s: annotation %s must name a rule ID (family/name)", file, RuleAnnotation)
 	}
-	return m, nil
+	sev, err := rules.ParseSeverity(annotations[SeverityAnnotation])
+	if err != nil {
+		return "", 0, fmt.Errorf("%s: annotation %s: %v", file, SeverityAnnotation, err)
+	}
+	return rule, sev, nil
 }
 
 func mustLoad() []*Policy {
@@ -275,16 +283,13 @@ func load(fsys fs.FS) ([]*Policy, error) {
 			return nil, fmt.Errorf("%s: want exactly one ValidatingAdmissionPolicy", name)
 		}
 		o := objs[0]
-		p := &Policy{Name: o.Name, File: name, Source: data, Rule: o.Annotations[RuleAnnotation], Object: o}
+		p := &Policy{Name: o.Name, File: name, Source: data, Object: o}
 		if prev, dup := seen[o.Name]; dup {
 			return nil, fmt.Errorf("%s: policy %q is also defined in %s", name, o.Name, prev)
 		}
 		seen[o.Name] = name
-		if !strings.Contains(p.Rule, "/") {
-			return nil, fmt.Errorf("%s: annotation %s must name a rule ID (family/name)", name, RuleAnnotation)
-		}
-		if p.Severity, err = rules.ParseSeverity(o.Annotations[SeverityAnnotation]); err != nil {
-			return nil, fmt.Errorf("%s: annotation %s: %v", name, SeverityAnnotation, err)
+		if p.Rule, p.Severity, err = ruleOf(name, o.Annotations); err != nil {
+			return nil, err
 		}
 		if o.Annotations[cel.FieldMessagesAnnotation] != cel.FieldMessagesValue {
 			return nil, fmt.Errorf("%s: kiln's policies follow the field-message convention: set annotation %s: %s", name, cel.FieldMessagesAnnotation, cel.FieldMessagesValue)
