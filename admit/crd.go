@@ -22,9 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/registry/rest"
 	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 	"k8s.io/kube-aggregator/pkg/registry/apiservice"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -252,9 +254,12 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 				return v
 			}
 		}
+		if st != nil {
+			share(st)
+		}
 		v.structural = st
 	}
-	validator, _, err := apiservervalidation.NewSchemaValidator(props)
+	validator, err := schemaValidator(props)
 	if err != nil {
 		v.err = err
 		return v
@@ -281,6 +286,32 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 	v.strategy = customresource.NewStrategy(legacyscheme.Scheme, crd.Spec.Scope == apiextensions.NamespaceScoped, gvk,
 		validator, nil, v.structural, statusSpec, scaleSpec, selectable)
 	return v
+}
+
+// schemaValidator is apiservervalidation.NewSchemaValidator with the
+// OpenAPI schema's equal subtrees shared (openAPISchema).
+func schemaValidator(props *apiextensions.JSONSchemaProps) (apiservervalidation.SchemaValidator, error) {
+	openapi, err := openAPISchema(props)
+	if err != nil {
+		return nil, err
+	}
+	return apiservervalidation.NewSchemaValidatorFromOpenAPI(openapi), nil
+}
+
+// openAPISchema is the OpenAPI schema apiservervalidation.NewSchemaValidator
+// builds from a CRD's schema (the same conversion and post-processing),
+// with its equal subtrees shared (share).
+func openAPISchema(props *apiextensions.JSONSchemaProps) (*spec.Schema, error) {
+	openapi := &spec.Schema{}
+	if props == nil {
+		return openapi, nil
+	}
+	formats := apiservervalidation.StripUnsupportedFormatsPostProcessorForVersion(environment.DefaultCompatibilityVersion())
+	if err := apiservervalidation.ConvertJSONSchemaPropsWithPostProcess(props, openapi, formats); err != nil {
+		return nil, err
+	}
+	share(openapi)
+	return openapi, nil
 }
 
 // admit runs a custom resource through what the server's custom resource
