@@ -10,7 +10,9 @@ import (
 
 func main() {
 	stop := profile.StartCPU(os.Getenv("KILN_CPUPROFILE"))
+	stopWatch := profile.WatchPeak(os.Getenv("KILN_PEAKPROFILE"))
 	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	_ = stopWatch()
 	stop()
 	profile.WriteHeap(os.Getenv("KILN_MEMPROFILE"))
 	os.Exit(code)

@@ -3,9 +3,13 @@
 package profile
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
+	"time"
 )
 
 // WriteHeap writes the allocation profile of the run to path
@@ -46,5 +50,52 @@ func StartCPU(path string) (stop func()) {
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
+	}
+}
+
+// WatchPeak writes, to path, the heap profile of the largest live heap the
+// run reaches (KILN_PEAKPROFILE, see the README's Development section),
+// sampled every 10 ms; the profile is of the collection that measured it.
+// An empty path watches nothing. stop writes the profile and returns the
+// peak it saw.
+func WatchPeak(path string) (stop func() (peak uint64)) {
+	if path == "" {
+		return func() uint64 { return 0 }
+	}
+	runtime.MemProfileRate = 64 << 10
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	var (
+		best uint64
+		prof bytes.Buffer
+		done = make(chan struct{})
+		quit = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if live := sample[0].Value.Uint64(); live > best+best/20 {
+				best = live
+				prof.Reset()
+				_ = pprof.Lookup("heap").WriteTo(&prof, 0)
+			}
+		}
+	}()
+	return func() uint64 {
+		close(quit)
+		<-done
+		if err := os.WriteFile(path, prof.Bytes(), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "kiln: KILN_PEAKPROFILE:", err)
+			return best
+		}
+		fmt.Fprintf(os.Stderr, "kiln: KILN_PEAKPROFILE: live heap peaked at %d MB\n", best>>20)
+		return best
 	}
 }
