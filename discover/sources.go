@@ -95,14 +95,15 @@ func (s *sources) reader(path string) func() ([]byte, error) {
 }
 
 // preparedFile is one resource file as kustomize reads it: with origin
-// annotations (made when first asked for if the file has schema
-// placeholders, which most builds read instead), and with schema
+// annotations (made when first asked for, from the bytes kustomize read
+// then, if the file has schema placeholders, which most builds read
+// instead: a large CRD file's bytes are not kept for it), and with schema
 // placeholders (nil when it has none to replace). Both nil: the file is
 // read as written. objects are the file's objects as written, with
 // placeholders for the schemas: the rendered objects take their positions
 // from them (placeholders stand for their schemas).
 type preparedFile struct {
-	annotated func() []byte
+	annotated func(data []byte) []byte
 	stubbed   []byte
 	objects   []*yaml.Node
 }
@@ -120,7 +121,7 @@ func (s *sources) resource(path string, data []byte, stub bool) []byte {
 		return f.stubbed
 	}
 	if f.annotated != nil {
-		if a := f.annotated(); a != nil {
+		if a := f.annotated(data); a != nil {
 			return a
 		}
 	}
@@ -137,8 +138,7 @@ func (s *sources) prepare(path string, data []byte) preparedFile {
 	annotateAll(docs, path)
 	objects := allItems(docs)
 	if len(data) < stubMinSize || !bytes.Contains(data, []byte("CustomResourceDefinition")) {
-		annotated := encodeAll(docs)
-		return preparedFile{annotated: func() []byte { return annotated }, objects: objects}
+		return preparedFile{annotated: constant(encodeAll(docs)), objects: objects}
 	}
 	replaced := false
 	read := s.reader(path)
@@ -158,16 +158,26 @@ func (s *sources) prepare(path string, data []byte) preparedFile {
 		}
 	}
 	if !replaced {
-		annotated := encodeAll(docs)
-		return preparedFile{annotated: func() []byte { return annotated }, objects: objects}
+		return preparedFile{annotated: constant(encodeAll(docs)), objects: objects}
 	}
 	// The file as written, annotated, is read only by a build that falls
-	// back from placeholders: parse it again then.
-	return preparedFile{stubbed: encodeAll(docs), objects: objects, annotated: sync.OnceValue(func() []byte {
-		docs := decodeAll(data)
-		annotateAll(docs, path)
-		return encodeAll(docs)
-	})}
+	// back from placeholders: parse what that build read then.
+	var once sync.Once
+	var annotated []byte
+	return preparedFile{stubbed: encodeAll(docs), objects: objects, annotated: func(data []byte) []byte {
+		once.Do(func() {
+			if docs := decodeAll(data); docs != nil {
+				annotateAll(docs, path)
+				annotated = encodeAll(docs)
+			}
+		})
+		return annotated
+	}}
+}
+
+// constant returns a function that returns data.
+func constant(data []byte) func([]byte) []byte {
+	return func([]byte) []byte { return data }
 }
 
 // objects returns the objects of a resource file prepared for the builds
