@@ -5,10 +5,12 @@ package main
 import (
 	"os"
 
+	"github.com/kilnhq/kiln/internal/gctune"
 	"github.com/kilnhq/kiln/internal/profile"
 )
 
 func main() {
+	gctune.Start()
 	stop := profile.StartCPU(os.Getenv("KILN_CPUPROFILE"))
 	stopWatch := profile.WatchPeak(os.Getenv("KILN_PEAKPROFILE"))
 	code := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
