@@ -9,7 +9,8 @@
 // collection (Go's default: twice), under a soft limit of 240 MiB; once the
 // live heap passes half the limit, the limit follows it at twice the live
 // heap, which is where Go's default would let the heap grow anyway. A
-// GOGC or GOMEMLIMIT in the environment is left to rule alone.
+// GOGC or GOMEMLIMIT in the environment is left to rule alone; in a
+// container the limit is at most half of the container's memory.
 package gctune
 
 import (
@@ -17,6 +18,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -39,11 +42,38 @@ func apply(getenv func(string) string) bool {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return false
 	}
+	limit := int64(floor)
+	if c := containerLimit(); c > 0 && c/2 < limit {
+		limit = c / 2
+	}
 	debug.SetGCPercent(percent)
-	debug.SetMemoryLimit(floor)
-	w := &watcher{limit: floor, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	debug.SetMemoryLimit(limit)
+	w := &watcher{limit: limit, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	w.arm()
 	return true
+}
+
+// cgroupLimitFiles are where a control group's memory limit is read.
+var cgroupLimitFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
+
+// containerLimit returns the memory limit of the process's control group
+// (cgroup v2 memory.max, else v1 memory.limit_in_bytes), 0 if none: in a
+// container of little memory (a KRM function, an Argo CD plugin's sidecar)
+// the soft limit is at most half of it, so the headroom never costs memory
+// the default pacing would not have used.
+func containerLimit() int64 {
+	for _, path := range cgroupLimitFiles {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		if err != nil || n <= 0 || n >= 1<<50 {
+			return 0 // "max", or v1's "no limit" (a huge number)
+		}
+		return n
+	}
+	return 0
 }
 
 // watcher raises the limit after a collection that found the live heap

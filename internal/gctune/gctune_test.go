@@ -2,6 +2,8 @@ package gctune
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -36,8 +38,46 @@ func TestApply(t *testing.T) {
 	if got := debug.SetGCPercent(percent); got != percent {
 		t.Errorf("GOGC = %d, want %d", got, percent)
 	}
-	if got := debug.SetMemoryLimit(-1); got < floor {
-		t.Errorf("memory limit = %d, want at least %d", got, floor)
+	want := int64(floor)
+	if c := containerLimit(); c > 0 && c/2 < want {
+		want = c / 2
+	}
+	if got := debug.SetMemoryLimit(-1); got < want {
+		t.Errorf("memory limit = %d, want at least %d", got, want)
+	}
+}
+
+// TestContainerLimit: cgroup v2's "max" and v1's huge "no limit" are no
+// limit; a number is the limit; the first file found is read.
+func TestContainerLimit(t *testing.T) {
+	saved := cgroupLimitFiles
+	t.Cleanup(func() { cgroupLimitFiles = saved })
+	dir := t.TempDir()
+	for _, c := range []struct {
+		v2, v1 string // "" writes no file
+		want   int64
+	}{
+		{"max\n", "", 0},
+		{"536870912\n", "", 512 << 20},
+		{"", "9223372036854771712\n", 0},
+		{"", "268435456\n", 256 << 20},
+		{"", "", 0},
+		{"junk", "268435456", 0},
+	} {
+		v2, v1 := filepath.Join(dir, "v2"), filepath.Join(dir, "v1")
+		os.Remove(v2)
+		os.Remove(v1)
+		for path, data := range map[string]string{v2: c.v2, v1: c.v1} {
+			if data != "" {
+				if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		cgroupLimitFiles = []string{v2, v1}
+		if got := containerLimit(); got != c.want {
+			t.Errorf("v2 %q, v1 %q: %d, want %d", c.v2, c.v1, got, c.want)
+		}
 	}
 }
 
