@@ -25,26 +25,79 @@ func TestApply(t *testing.T) {
 	restore(t)
 	for _, env := range []map[string]string{{"GOGC": "100"}, {"GOMEMLIMIT": "1GiB"}} {
 		debug.SetGCPercent(123)
-		if apply(func(k string) string { return env[k] }) {
+		if p := apply(func(k string) string { return env[k] }); p != nil {
+			p.stop()
 			t.Errorf("%v: applied", env)
 		}
 		if got := debug.SetGCPercent(100); got != 123 {
 			t.Errorf("%v: GOGC changed to %d", env, got)
 		}
 	}
-	if !apply(func(string) string { return "" }) {
+	p := apply(func(string) string { return "" })
+	if p == nil {
 		t.Fatal("not applied without GOGC and GOMEMLIMIT")
 	}
-	if got := debug.SetGCPercent(percent); got != percent {
-		t.Errorf("GOGC = %d, want %d", got, percent)
+	p.stop()
+	if got := debug.SetGCPercent(most); got != most {
+		t.Errorf("GOGC = %d, want %d", got, most)
 	}
-	want := int64(floor)
-	if c := containerLimit(); c > 0 && c/2 < want {
-		want = c / 2
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit = %d, want none", got)
 	}
-	if got := debug.SetMemoryLimit(-1); got < want {
-		t.Errorf("memory limit = %d, want at least %d", got, want)
+}
+
+// TestPercentFor: three times the live heap while that is under the cap,
+// the cap above, never less than twice the live heap.
+func TestPercentFor(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		live, goal int64
+		want       int
+	}{
+		{0, 240 * mb, 200},
+		{40 * mb, 240 * mb, 200},
+		{80 * mb, 240 * mb, 200},
+		{96 * mb, 240 * mb, 150},
+		{120 * mb, 240 * mb, 100},
+		{200 * mb, 240 * mb, 100},
+		{40 * mb, 64 * mb, 100},
+	} {
+		if got := percentFor(c.live, c.goal); got != c.want {
+			t.Errorf("percentFor(%d MB, %d MB) = %d, want %d", c.live/mb, c.goal/mb, got, c.want)
+		}
 	}
+}
+
+// TestPacerFollowsLiveHeap: after collections that find the live heap
+// above a third of the cap, GOGC puts the goal at the cap.
+func TestPacerFollowsLiveHeap(t *testing.T) {
+	restore(t)
+	const goal = 96 << 20
+	debug.SetGCPercent(most)
+	p := &pacer{cap: goal, percent: most, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	p.arm()
+	defer p.stop()
+	held := make([][]byte, 40)
+	for i := range held {
+		held[i] = make([]byte, 1<<20)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for percentNow() == most && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.KeepAlive(held)
+	// About 40 MB live of a 96 MB cap: a goal of 96 MB is GOGC 140 or so.
+	if got := percentNow(); got >= most || got < least {
+		t.Fatalf("GOGC %d with 40 MB live and a 96 MB cap, want between %d and %d", got, least, most)
+	}
+}
+
+// percentNow returns GOGC as it is.
+func percentNow() int {
+	p := debug.SetGCPercent(most)
+	debug.SetGCPercent(p)
+	return p
 }
 
 // TestContainerLimit: cgroup v2's "max" and v1's huge "no limit" are no
@@ -78,28 +131,5 @@ func TestContainerLimit(t *testing.T) {
 		if got := containerLimit(); got != c.want {
 			t.Errorf("v2 %q, v1 %q: %d, want %d", c.v2, c.v1, got, c.want)
 		}
-	}
-}
-
-// TestLimitFollowsLiveHeap: after collections that find the live heap
-// above half the limit, the limit is twice the live heap.
-func TestLimitFollowsLiveHeap(t *testing.T) {
-	restore(t)
-	const small = 4 << 20
-	debug.SetMemoryLimit(small)
-	w := &watcher{limit: small, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-	w.arm()
-	held := make([][]byte, 32)
-	for i := range held {
-		held[i] = make([]byte, 1<<20)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for debug.SetMemoryLimit(-1) < 2*32<<20 && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	runtime.KeepAlive(held)
-	if got := debug.SetMemoryLimit(-1); got < 2*32<<20 {
-		t.Fatalf("memory limit %d MB with 32 MB live, want at least 64 MB", got>>20)
 	}
 }
