@@ -7,7 +7,7 @@
 // most of the collector's work is proportional to how often it runs. After
 // each collection the heap goal (what the heap may grow to before the next)
 // is set to three times the live heap (GOGC=200; Go's default is twice)
-// as long as that stays under 240 MiB; above, the goal is 240 MiB, and
+// as long as that stays under 160 MiB; above, the goal is 160 MiB, and
 // never less than twice the live heap, where Go's default puts it. Only
 // GOGC changes: a memory limit would do the same but makes the runtime
 // return memory to the system as the heap nears it, and this machine pays
@@ -33,7 +33,7 @@ const (
 	// least is Go's default, as GOGC: twice the live heap.
 	least = 100
 	// capBytes is the heap goal above which the headroom shrinks.
-	capBytes = 240 << 20
+	capBytes = 160 << 20
 )
 
 var once sync.Once
