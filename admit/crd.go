@@ -259,11 +259,12 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 		}
 		v.structural = st
 	}
-	validator, err := schemaValidator(props)
+	openapi, err := openAPISchema(props)
 	if err != nil {
 		v.err = err
 		return v
 	}
+	validator := apiservervalidation.NewSchemaValidatorFromOpenAPI(openapi)
 	// The status validator serves only updates of the status subresource,
 	// which a create never runs: the strategy gets none (a large CRD's status
 	// schema is often half of it).
@@ -286,16 +287,6 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 	v.strategy = customresource.NewStrategy(legacyscheme.Scheme, crd.Spec.Scope == apiextensions.NamespaceScoped, gvk,
 		validator, nil, v.structural, statusSpec, scaleSpec, selectable)
 	return v
-}
-
-// schemaValidator is apiservervalidation.NewSchemaValidator with the
-// OpenAPI schema's equal subtrees shared (openAPISchema).
-func schemaValidator(props *apiextensions.JSONSchemaProps) (apiservervalidation.SchemaValidator, error) {
-	openapi, err := openAPISchema(props)
-	if err != nil {
-		return nil, err
-	}
-	return apiservervalidation.NewSchemaValidatorFromOpenAPI(openapi), nil
 }
 
 // openAPISchema is the OpenAPI schema apiservervalidation.NewSchemaValidator

@@ -1,7 +1,6 @@
 package admit
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math"
 	"reflect"
@@ -88,7 +87,8 @@ func (in *sharer) temp() reflect.Value {
 // encode writes v's content to the key, interning the values of the
 // sharer's type it holds (and making v hold the shared ones). It reports
 // false when v holds something it cannot compare by content (a function,
-// a channel, an unsafe pointer), for which no value is shared.
+// a channel, an unsafe pointer, a map not keyed by strings), for which no
+// value is shared.
 func (in *sharer) encode(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.Bool:
@@ -107,11 +107,9 @@ func (in *sharer) encode(v reflect.Value) bool {
 		in.buf = binary.AppendUvarint(in.buf, uint64(v.Len()))
 		in.buf = append(in.buf, v.String()...)
 	case reflect.Pointer:
-		if v.IsNil() {
-			in.buf = append(in.buf, 0)
+		if !in.present(v) {
 			return true
 		}
-		in.buf = append(in.buf, 1)
 		if v.Type().Elem() == in.typ && v.CanSet() {
 			id, c := in.intern(v, false)
 			v.Set(c)
@@ -120,19 +118,15 @@ func (in *sharer) encode(v reflect.Value) bool {
 		}
 		return in.encode(v.Elem())
 	case reflect.Interface:
-		if v.IsNil() {
-			in.buf = append(in.buf, 0)
+		if !in.present(v) {
 			return true
 		}
-		in.buf = append(in.buf, 1)
 		in.buf = strconv.AppendQuote(in.buf, v.Elem().Type().String())
 		return in.encode(v.Elem())
 	case reflect.Slice:
-		if v.IsNil() {
-			in.buf = append(in.buf, 0)
+		if !in.present(v) {
 			return true
 		}
-		in.buf = append(in.buf, 1)
 		in.buf = binary.AppendUvarint(in.buf, uint64(v.Len()))
 		for i := range v.Len() {
 			if !in.element(v.Index(i)) {
@@ -146,44 +140,19 @@ func (in *sharer) encode(v reflect.Value) bool {
 			}
 		}
 	case reflect.Map:
-		if v.IsNil() {
-			in.buf = append(in.buf, 0)
+		// Schemas' maps are keyed by strings; another map is not compared.
+		if v.Type().Key().Kind() != reflect.String {
+			return false
+		}
+		if !in.present(v) {
 			return true
 		}
-		in.buf = append(in.buf, 1)
 		in.buf = binary.AppendUvarint(in.buf, uint64(v.Len()))
 		keys := v.MapKeys()
-		encoded := make([][]byte, len(keys))
-		if v.Type().Key().Kind() == reflect.String {
-			slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
-		} else {
-			for i, k := range keys {
-				saved := in.buf
-				in.buf = nil
-				if !in.encode(k) {
-					in.buf = saved
-					return false
-				}
-				encoded[i], in.buf = in.buf, saved
-			}
-			order := make([]int, len(keys))
-			for i := range order {
-				order[i] = i
-			}
-			slices.SortFunc(order, func(a, b int) int { return bytes.Compare(encoded[a], encoded[b]) })
-			sortedKeys, sortedEncoded := make([]reflect.Value, len(keys)), make([][]byte, len(keys))
-			for i, j := range order {
-				sortedKeys[i], sortedEncoded[i] = keys[j], encoded[j]
-			}
-			keys, encoded = sortedKeys, sortedEncoded
-		}
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 		settable := v.CanInterface()
-		for i, k := range keys {
-			if encoded[i] != nil {
-				in.buf = append(in.buf, encoded[i]...)
-			} else {
-				in.encode(k)
-			}
+		for _, k := range keys {
+			in.encode(k)
 			elem := v.MapIndex(k)
 			if elem.Type() == in.typ && settable {
 				p := in.temp()
@@ -206,6 +175,17 @@ func (in *sharer) encode(v reflect.Value) bool {
 	default:
 		return false
 	}
+	return true
+}
+
+// present writes whether v (a pointer, interface, slice or map) is nil
+// and reports whether it is not.
+func (in *sharer) present(v reflect.Value) bool {
+	if v.IsNil() {
+		in.buf = append(in.buf, 0)
+		return false
+	}
+	in.buf = append(in.buf, 1)
 	return true
 }
 
