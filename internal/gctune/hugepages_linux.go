@@ -8,12 +8,6 @@ import (
 	"unsafe"
 )
 
-func init() {
-	if wantHugePages(os.Getenv) {
-		reserveHugePages(reserveBytes, adviseHuge)
-	}
-}
-
 // Huge pages under the start of the heap.
 //
 // A kiln run's heap is fresh memory: every 4 KiB page of it costs the
@@ -21,14 +15,28 @@ func init() {
 // machine a fault costs about 11 µs (a small file's run took 5,000 of
 // them, a third of its system time). Where transparent huge pages are
 // given only to memory that asks for them (the "madvise" mode, Ubuntu's
-// and Debian's default), kiln asks for them on the first reserveBytes of
-// its heap while its packages initialise: it allocates a block that size
-// (the runtime maps it contiguously after the little heap there is), marks
-// the block's 2 MiB-aligned interior with MADV_HUGEPAGE, and lets it go;
-// the collector frees it and the heap grows into it, a fault per 2 MiB.
+// and Debian's default), kiln asks for them on the next reserveBytes of
+// its heap while its packages initialise, before most of their
+// allocations: it allocates a block that size (the runtime maps it
+// contiguously after the little heap there is), marks the block's 2 MiB
+// aligned interior with MADV_HUGEPAGE and lets it go; the collector frees
+// it and the heap grows into it, a fault per 2 MiB.
 // In the "always" mode the kernel does this anyway, in "never" not at all;
-// a GOGC or GOMEMLIMIT in the environment leaves memory to the user, as
-// for the pacing.
+// a GOGC or GOMEMLIMIT in the environment leaves memory to the user.
+
+// setUpPages asks for huge pages under the start of the heap when the
+// kernel gives them only to memory that asks.
+func setUpPages() {
+	if onlyWhenAsked() {
+		reserveHugePages(reserveBytes, adviseHuge)
+	}
+}
+
+// onlyWhenAsked reports whether the kernel's mode is "madvise".
+func onlyWhenAsked() bool {
+	data, err := os.ReadFile(thpModeFile)
+	return err == nil && thpMode(data) == "madvise"
+}
 
 // reserveBytes is how much of the heap's start asks for huge pages: three
 // times a small run's whole heap (128 MiB took more faults off the large
@@ -51,17 +59,6 @@ func thpMode(data []byte) string {
 		return ""
 	}
 	return string(data[i+1 : j])
-}
-
-// wantHugePages reports whether kiln should ask for huge pages: the
-// kernel gives them only when asked, and the user set no GOGC or
-// GOMEMLIMIT.
-func wantHugePages(getenv func(string) string) bool {
-	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
-		return false
-	}
-	data, err := os.ReadFile(thpModeFile)
-	return err == nil && thpMode(data) == "madvise"
 }
 
 // reserveHugePages allocates n bytes with the collector paused (a block

@@ -25,33 +25,26 @@ func TestThpMode(t *testing.T) {
 	}
 }
 
-// TestWantHugePages: only in the madvise mode, and not with GOGC or
-// GOMEMLIMIT set.
-func TestWantHugePages(t *testing.T) {
+// TestOnlyWhenAsked: huge pages are asked for in the madvise mode only.
+func TestOnlyWhenAsked(t *testing.T) {
 	old := thpModeFile
 	t.Cleanup(func() { thpModeFile = old })
 	dir := t.TempDir()
-	for _, c := range []struct {
-		mode string
-		env  map[string]string
-		want bool
-	}{
-		{"always [madvise] never", nil, true},
-		{"[always] madvise never", nil, false},
-		{"always madvise [never]", nil, false},
-		{"always [madvise] never", map[string]string{"GOGC": "100"}, false},
-		{"always [madvise] never", map[string]string{"GOMEMLIMIT": "1GiB"}, false},
-		{"", nil, false}, // no such file: a kernel without transparent huge pages
+	for mode, want := range map[string]bool{
+		"always [madvise] never": true,
+		"[always] madvise never": false,
+		"always madvise [never]": false,
+		"":                       false, // no such file: a kernel without transparent huge pages
 	} {
 		thpModeFile = filepath.Join(dir, "absent")
-		if c.mode != "" {
+		if mode != "" {
 			thpModeFile = filepath.Join(dir, "enabled")
-			if err := os.WriteFile(thpModeFile, []byte(c.mode+"\n"), 0o644); err != nil {
+			if err := os.WriteFile(thpModeFile, []byte(mode+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if got := wantHugePages(func(k string) string { return c.env[k] }); got != c.want {
-			t.Errorf("mode %q, env %v: want huge pages = %v, want %v", c.mode, c.env, got, c.want)
+		if got := onlyWhenAsked(); got != want {
+			t.Errorf("mode %q: asked = %v, want %v", mode, got, want)
 		}
 	}
 }
