@@ -1,8 +1,7 @@
-// Package gctune fits Go's memory management to kiln's runs: the
-// collector's pacing, more headroom than Go's default while the heap is
-// small and never more memory than the default once the live heap is large
-// (the README's "The collector, paced" has the measurements), and on Linux
-// huge pages under the start of the heap (hugepages_linux.go).
+// Package gctune sets kiln's collector pacing: more headroom than Go's
+// default while the heap is small, never more memory than the default once
+// the live heap is large (the README's "The collector, paced" has the
+// measurements).
 //
 // A kiln run allocates about 220 KB an object and keeps little of it, so
 // most of the collector's work is proportional to how often it runs. After
@@ -26,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kilnhq/kiln/internal/heapstart"
 )
 
 const (
@@ -46,16 +47,9 @@ var once sync.Once
 // order as soon as their imports are; this one waits for runtime/metrics,
 // which comes late, but before 10 of the 12 MB.
 func init() {
-	if !userTuned(os.Getenv) {
+	if !heapstart.UserTuned(os.Getenv) {
 		debug.SetGCPercent(most)
-		setUpPages()
 	}
-}
-
-// userTuned reports whether the environment sets GOGC or GOMEMLIMIT: then
-// kiln leaves the collector and the heap's pages to them.
-func userTuned(getenv func(string) string) bool {
-	return getenv("GOGC") != "" || getenv("GOMEMLIMIT") != ""
 }
 
 // Start sets the pacing for the rest of the process (once; later calls do
@@ -67,7 +61,7 @@ func Start() {
 // apply sets the pacing unless getenv gives a GOGC or GOMEMLIMIT, and
 // returns the pacer it started (nil if none).
 func apply(getenv func(string) string) *pacer {
-	if userTuned(getenv) {
+	if heapstart.UserTuned(getenv) {
 		return nil
 	}
 	goal := int64(capBytes)

@@ -1,4 +1,4 @@
-package gctune
+package heapstart
 
 import (
 	"errors"

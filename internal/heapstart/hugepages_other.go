@@ -1,6 +1,6 @@
 //go:build !linux
 
-package gctune
+package heapstart
 
 // setUpPages does nothing: transparent huge pages are Linux's.
 func setUpPages() {}
