@@ -32,7 +32,7 @@ go build -o "$OUT/measure" ./bench/measure
 go build -o "$OUT/parseonly" ./bench/parseonly
 KILN=${KILN:-bin/kiln}
 [ -x "$KILN" ] || go build -o "$KILN" ./cmd/kiln
-# Runs use a copy written by cat, as an installed or downloaded binary is:
+# Runs use a copy written by cat, as a downloaded binary is:
 # the linker writes through a memory map, and Linux (6.18, ext4) keeps a file
 # written so in 2 MiB pages that it maps whole, so that a fresh build starts
 # 30-35 ms faster and counts 25-30 MB more peak RSS than the same
