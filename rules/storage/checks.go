@@ -41,7 +41,7 @@ func checkRWXUnsupported(c *claim, classes map[string]*storageClass, def *storag
 	if sc == nil {
 		return
 	}
-	prov := known.lookupProvisioner(sc.provisioner)
+	prov := known().lookupProvisioner(sc.provisioner)
 	if prov == nil || prov.RWX || (prov.RWXBlock && c.volumeMode == "Block") {
 		return
 	}

@@ -139,7 +139,7 @@ func resolve(classes map[string]*storageClass, name string) *storageClass {
 	if c := classes[name]; c != nil {
 		return c
 	}
-	if w := known.lookupClass(name); w != nil {
+	if w := known().lookupClass(name); w != nil {
 		return &storageClass{name: name, provisioner: w.Provisioner, source: "kiln's table of well-known classes: " + w.Where}
 	}
 	return nil

@@ -91,19 +91,19 @@ func TestTable(t *testing.T) {
 		{"filestore", "filestore.csi.storage.gke.io", true}, {"nfs-client", "cluster.local/nfs-subdir-external-provisioner", true},
 		{"longhorn", "driver.longhorn.io", true}, {"cephfs", "cephfs.csi.ceph.com", true},
 	} {
-		c := known.lookupClass(tc.class)
+		c := known().lookupClass(tc.class)
 		if c == nil || c.Provisioner != tc.provisioner {
 			t.Errorf("class %s: got %+v, want provisioner %s", tc.class, c, tc.provisioner)
 			continue
 		}
-		if p := known.lookupProvisioner(c.Provisioner); p == nil || p.RWX != tc.rwx {
+		if p := known().lookupProvisioner(c.Provisioner); p == nil || p.RWX != tc.rwx {
 			t.Errorf("provisioner %s: got %+v, want rwx=%v", c.Provisioner, p, tc.rwx)
 		}
 	}
-	if p := known.lookupProvisioner("rook-ceph.cephfs.csi.ceph.com"); p == nil || !p.RWX {
+	if p := known().lookupProvisioner("rook-ceph.cephfs.csi.ceph.com"); p == nil || !p.RWX {
 		t.Errorf("namespaced Rook provisioner not matched: %+v", p)
 	}
-	if p := known.lookupProvisioner("xebs.csi.aws.com"); p != nil {
+	if p := known().lookupProvisioner("xebs.csi.aws.com"); p != nil {
 		t.Errorf("suffix without a dot boundary matched %+v", p)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -33,7 +34,9 @@ type table struct {
 	Classes      []wellKnownClass `yaml:"classes"`
 }
 
-var known = mustLoadTable(provisionersYAML)
+// known is the table, read on first use: only storage objects need it,
+// and a run without them does not pay for the parse at start-up.
+var known = sync.OnceValue(func() *table { return mustLoadTable(provisionersYAML) })
 
 func loadTable(data []byte) (*table, error) {
 	var t table
