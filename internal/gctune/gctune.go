@@ -42,10 +42,11 @@ var once sync.Once
 
 // The headroom is set while the packages initialise, before most of their
 // allocations: the initialisers of the packages kiln links allocate about
-// 12 MB and keep a third of it, and at Go's default the collector ran five
-// times before main (twice now). Go initialises packages in import-path
-// order as soon as their imports are; this one waits for runtime/metrics,
-// which comes late, but before 10 of the 12 MB.
+// 12 MB and keep a third of it, and at Go's default the collector ran four
+// or five times before main (once now, besides internal/heapstart's two on
+// a near-empty heap). Go initialises packages in import-path order as soon
+// as their imports are; this one waits for runtime/metrics, which comes
+// late, but before 10 of the 12 MB.
 func init() {
 	if !heapstart.UserTuned(os.Getenv) {
 		debug.SetGCPercent(most)
