@@ -13,8 +13,9 @@ import (
 // once 30 MB more of argo-workflows' peak RSS).
 const reserveBytes = 64 << 20
 
-// hugePageBytes is the size of a transparent huge page on x86-64 and arm64
-// (with 4 KiB base pages).
+// hugePageBytes is the size of a transparent huge page on x86-64 and on
+// arm64 with 4 KiB pages; with larger base pages the advised range is
+// still aligned to them, and the kernel backs what of it it can.
 const hugePageBytes = 2 << 20
 
 // thpModeFile holds the kernel's transparent huge page mode.
@@ -25,8 +26,8 @@ var thpModeFile = "/sys/kernel/mm/transparent_hugepage/enabled"
 // size has started a collection, but when one was already under way the
 // block was allocated into it as live and would outlive it, and the heap
 // would grow past the block in small pages (one run in seven). The forced
-// collection of a heap of 2-4 MB frees the block before anything else
-// allocates.
+// collection, of a heap under 1 MB this early, frees the block before
+// anything else allocates.
 func setUpPages() {
 	if onlyWhenAsked() {
 		reserveHugePages(reserveBytes, adviseHuge)
