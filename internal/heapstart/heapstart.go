@@ -4,7 +4,7 @@
 // A kiln run's heap is fresh memory: every 4 KiB page of it costs the
 // kernel a page fault the first time it is written, and on a virtual
 // machine a fault costs about 11 µs (a small file's run took 5,000 of
-// them, a third of its system time). Where transparent huge pages are given
+// them, a quarter of its CPU time). Where transparent huge pages are given
 // only to memory that asks for them (the "madvise" mode, Ubuntu's and
 // Debian's default), kiln asks for them on the next 64 MiB of its heap
 // before the packages' initialisers allocate most of their 12 MB: it

@@ -9,6 +9,24 @@ import (
 	"time"
 )
 
+// TestSampleRate: allocations are sampled only for a run that asks for an
+// allocation or peak heap profile.
+func TestSampleRate(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want int
+	}{
+		{nil, 0},
+		{map[string]string{"KILN_CPUPROFILE": "cpu.prof"}, 0},
+		{map[string]string{"KILN_MEMPROFILE": "mem.prof"}, 512 << 10},
+		{map[string]string{"KILN_PEAKPROFILE": "peak.prof"}, 512 << 10},
+	} {
+		if got := sampleRate(func(k string) string { return c.env[k] }, 512<<10); got != c.want {
+			t.Errorf("%v: rate %d, want %d", c.env, got, c.want)
+		}
+	}
+}
+
 // TestWatchPeak: the profile written is a heap profile (gzipped protocol
 // buffers), and the peak it reports includes the 64 MB held below; an
 // empty path writes nothing.
