@@ -30,8 +30,10 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 build:
 	$(GOBUILD) -o $(BIN) ./cmd/kiln
 
+# test: go test's usual output (tools/testsummary reads -json), then every
+# skipped test with its reason, how to run them, and the counts.
 test:
-	$(GO) test -timeout 30m ./...
+	@bash -o pipefail -c '$(GO) test -json -timeout 30m ./... | $(GO) run ./tools/testsummary'
 
 # kube-apiserver v1.37.2 and etcd for the conformance test (cached; ~15 min once).
 servers:
