@@ -1,12 +1,14 @@
-# kiln: make build | test | bench | fuzz | demo | check | release | image
+# kiln: make build | install | test | bench | fuzz | demo | check | release | image
 GO      ?= go
 BIN     ?= bin/kiln
 DIST    ?= dist
-# The version is the nearest v* tag (v0.1.0, or v0.1.0-3-g4b96001 after it,
-# with -dirty for local changes). Without a tag it stays empty and kiln falls
-# back on the build info Go records (a pseudo-version and the commit).
-VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null)
+# The version is the tree's version file (internal/buildinfo/VERSION: the
+# release, or the next one with -dev); the commit says which tree.
+VERSION ?= $(shell cat internal/buildinfo/VERSION)
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+# make install copies kiln into GOBIN (go env GOBIN, else GOPATH/bin), the
+# directory go install uses.
+GOBIN_DIR ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 # Static (no cgo, no libc), no file system paths, stripped, reproducible (-buildid=).
 LDFLAGS := -s -w -buildid= -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
@@ -25,13 +27,18 @@ IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 IMAGE_DIR  ?= build/image
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: build test bench fuzz demo check clean release servers image image-root
+.PHONY: install build test bench fuzz demo check clean release servers image image-root
 
 build:
 	$(GOBUILD) -o $(BIN) ./cmd/kiln
 
 # test: go test's usual output (tools/testsummary reads -json), then every
 # skipped test with its reason, how to run them, and the counts.
+install: build
+	@mkdir -p $(GOBIN_DIR) && cp $(BIN) $(GOBIN_DIR)/kiln.tmp && mv $(GOBIN_DIR)/kiln.tmp $(GOBIN_DIR)/kiln
+	@echo "installed $(GOBIN_DIR)/kiln ($$($(GOBIN_DIR)/kiln version | head -1))"
+	@case ":$$PATH:" in *":$(GOBIN_DIR):"*) ;; *) echo "$(GOBIN_DIR) is not on PATH: export PATH=\"$(GOBIN_DIR):\$$PATH\"";; esac
+
 test:
 	@bash -o pipefail -c '$(GO) test -json -timeout 30m ./... | $(GO) run ./tools/testsummary'
 

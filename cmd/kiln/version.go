@@ -10,8 +10,8 @@ import (
 
 // version and commit are set at build time by make build and make release
 // (-ldflags "-X main.version=… -X main.commit=…"). Left empty, init fills
-// them from the build info the go command records: the module version for
-// `go install …@vX.Y.Z`, the VCS revision for a build in a checkout.
+// them (buildinfo.Resolve): the module version for `go install …@vX.Y.Z`,
+// else the tree's version file, and the commit Go's VCS stamp names.
 var (
 	version = ""
 	commit  = ""
@@ -20,7 +20,7 @@ var (
 func init() {
 	commands = append(commands, newVersionCmd)
 	bi, _ := debug.ReadBuildInfo()
-	version, commit = buildinfo.Resolve(version, commit, bi)
+	version, commit = buildinfo.Resolve(version, commit, buildinfo.File, bi)
 }
 
 func newVersionCmd(e *env) *cobra.Command {

@@ -1,9 +1,12 @@
 // Package buildinfo says which kiln a binary is: its version and commit,
-// from the linker's values (make build, make release) or, without them,
-// from the build information the go command records.
+// from the linker's values (make build, make release), the module version Go
+// records for `go install …@vX.Y.Z`, or the version file of the tree it was
+// built from (VERSION: the release it is, or the next one with "-dev"), and
+// the commit from Go's version control stamp.
 package buildinfo
 
 import (
+	_ "embed"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -19,13 +22,23 @@ func Describe(version, commit string) string {
 		manifest.OldestKube, manifest.LatestKube, manifest.LatestKube)
 }
 
-// Resolve picks the version and commit to report: the linker's
-// values first, then the build info, then "dev" and "unknown".
-func Resolve(ldVersion, ldCommit string, bi *debug.BuildInfo) (ver, com string) {
+// File is the version the tree declares (the file VERSION beside this one):
+// the release a tagged tree is, or the next release with "-dev" between
+// releases. make build, make release and make image read it too.
+//
+//go:embed VERSION
+var File string
+
+// Resolve picks the version and commit to report: the linker's values
+// first; then a release's module version (go install …@vX.Y.Z); then the
+// tree's version file (fileVersion), also for the pseudo-version Go stamps
+// on a build in a checkout or a go install …@commit, whose commit it
+// reports; "dev" and "unknown" when nothing says.
+func Resolve(ldVersion, ldCommit, fileVersion string, bi *debug.BuildInfo) (ver, com string) {
 	ver, com = ldVersion, ldCommit
 	if bi != nil {
-		if ver == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			ver = bi.Main.Version
+		if v := bi.Main.Version; ver == "" && v != "" && v != "(devel)" && pseudoVersionCommit(v) == "" {
+			ver = v
 		}
 		if com == "" {
 			var rev string
@@ -43,10 +56,13 @@ func Resolve(ldVersion, ldCommit string, bi *debug.BuildInfo) (ver, com string) 
 				if dirty {
 					com += "-dirty"
 				}
-			} else if h := pseudoVersionCommit(ver); h != "" {
+			} else if h := pseudoVersionCommit(bi.Main.Version); h != "" {
 				com = h
 			}
 		}
+	}
+	if ver == "" {
+		ver = strings.TrimSpace(fileVersion)
 	}
 	if ver == "" {
 		ver = "dev"
