@@ -500,6 +500,11 @@ func TestParseSkipping(t *testing.T) {
 		{"invalid YAML naming a kind stays an error", "metadata:\n  name: a\nkind: Pod\n  spec: [\n", nil, "invalid YAML"},
 		{"invalid JSON naming an apiVersion stays an error", `{"apiVersion": "v1", "kind": "Pod"}{"apiVersion": `, nil, "invalid JSON"},
 		{"flow-style object that does not parse stays an error", "{apiVersion: v1, kind: Pod\n", nil, "invalid YAML"},
+		// Compressed or binary content under a manifest's name is an input
+		// error (exit 2), never skipped: a corrupt file must not pass a gate.
+		{"gzip-compressed file", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x07\x00", nil, "1:1: gzip-compressed data, not YAML or JSON text"},
+		{"binary file", "\x7fELF\x02\x01\x01\x00\x00\x00", nil, "1:1: binary data, not YAML or JSON text"},
+		{"zip archive", "PK\x03\x04\x14\x00", nil, "a zip archive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -420,6 +420,11 @@ func notManifest(file string, data []byte, skipped []Skipped, errs []error) ([]S
 		return Position{File: file}
 	}
 	switch {
+	case binaryKind(data) != "":
+		// A compressed or binary file under a manifest's name is no
+		// manifest kiln can skip: what it holds is unknown, and a CI gate
+		// must not pass it.
+		return nil, []error{&Error{Pos: Position{File: file, Line: 1, Column: 1}, Msg: fmt.Sprintf("%s, not YAML or JSON text: kiln cannot read it (decompress it, or exclude it in .kiln.yaml's exclude: if it is not a manifest)", binaryKind(data))}}
 	case isTemplate(data):
 		for _, err := range errs {
 			skipped = append(skipped, Skipped{Pos: posOf(err), Reason: templateReason})
@@ -440,6 +445,29 @@ const templateReason = "a template ({{ }} syntax), not a manifest: lint the char
 // NotKubernetesReason is why a file that does not parse and names no
 // apiVersion or kind is skipped.
 const NotKubernetesReason = "not a Kubernetes file (not valid YAML or JSON, and no apiVersion or kind in it)"
+
+// binaryKind names the content of a file that is not text ("gzip-compressed
+// data", "binary data"), or is "" for text: a known archive or compression
+// format by its magic number, else a NUL byte in the first 8 KB (UTF-16 and
+// UTF-32 with a byte order mark are text, as YAML reads them). Text in
+// another encoding stays text: it is skipped as not Kubernetes, as before.
+func binaryKind(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
+		return "gzip-compressed data"
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+		return "a zip archive"
+	case bytes.HasPrefix(data, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd-compressed data"
+	case bytes.HasPrefix(data, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+		return "xz-compressed data"
+	case bytes.HasPrefix(data, []byte{0xfe, 0xff}), bytes.HasPrefix(data, []byte{0xff, 0xfe}), bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff}):
+		return "" // UTF-16 or UTF-32 with a byte order mark
+	case bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0:
+		return "binary data"
+	}
+	return ""
+}
 
 func isTemplate(data []byte) bool {
 	return bytes.Contains(data, []byte("{{")) && bytes.Contains(data, []byte("}}"))
