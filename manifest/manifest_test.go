@@ -505,6 +505,8 @@ func TestParseSkipping(t *testing.T) {
 		{"gzip-compressed file", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x07\x00", nil, "1:1: gzip-compressed data, not YAML or JSON text"},
 		{"binary file", "\x7fELF\x02\x01\x01\x00\x00\x00", nil, "1:1: binary data, not YAML or JSON text"},
 		{"zip archive", "PK\x03\x04\x14\x00", nil, "a zip archive"},
+		// A git-crypt'd secret is kept encrypted on purpose: skipped, said why.
+		{"git-crypt file", "\x00GITCRYPT\x00\x8a\x11\x03", []string{"1:1 encrypted with git-crypt"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

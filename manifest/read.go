@@ -420,6 +420,8 @@ func notManifest(file string, data []byte, skipped []Skipped, errs []error) ([]S
 		return Position{File: file}
 	}
 	switch {
+	case bytes.HasPrefix(data, gitCryptHeader):
+		return []Skipped{{Pos: Position{File: file, Line: 1, Column: 1}, Reason: gitCryptReason}}, nil
 	case binaryKind(data) != "":
 		// A compressed or binary file under a manifest's name is no
 		// manifest kiln can skip: what it holds is unknown, and a CI gate
@@ -438,6 +440,13 @@ func notManifest(file string, data []byte, skipped []Skipped, errs []error) ([]S
 	}
 	return skipped, nil
 }
+
+// gitCryptHeader starts every file git-crypt encrypts: a secret kept in
+// the repository on purpose, which only a checkout with the key can read.
+var gitCryptHeader = []byte("\x00GITCRYPT\x00")
+
+// gitCryptReason is why a git-crypt file is skipped.
+const gitCryptReason = "encrypted with git-crypt: kiln cannot read it (lint a checkout unlocked with git-crypt unlock to judge it)"
 
 // templateReason is why a file of unrendered template syntax is skipped.
 const templateReason = "a template ({{ }} syntax), not a manifest: lint the chart or the rendered output"

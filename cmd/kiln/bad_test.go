@@ -27,15 +27,17 @@ func TestBadInputCorpus(t *testing.T) {
 		"tabs.yaml":               "tabs.yaml:4:1: invalid YAML: found character that cannot start any token (tabs",
 		"huge.yaml":               "huge.yaml:1:1: file is larger than 32 MiB",
 		"loop.yaml":               "loop.yaml: cannot read: too many levels of symbolic links",
+		// Binary content under a manifest's name (a corrupt file) must not
+		// pass a gate; a git-crypt'd file is skipped (manifest's tests).
+		"binary-junk.yaml": "binary-junk.yaml:1:1: binary data, not YAML or JSON text",
 	}
 	// Files judged by rules rather than the reader: they must lint, not fail
 	// to read, and give these findings (rule → message part).
 	// A duplicate key is read as kubectl reads it (the last value wins) and warned about.
 	linted := map[string]bool{"unknown-kind.yaml": true, "wrong-types.yaml": true, "runaway-policy.yaml": true, "duplicate-keys.yaml": true}
-	// Files that are not Kubernetes objects (neither apiVersion nor kind),
-	// and files that do not parse and name neither (binary junk, as a
-	// git-crypt'd file is): skipped and counted, neither an error nor a finding.
-	skipped := map[string]bool{"scalar.yaml": true, "sequence.json": true, "binary-junk.yaml": true}
+	// Files that are not Kubernetes objects (neither apiVersion nor kind):
+	// skipped and counted, neither an error nor a finding.
+	skipped := map[string]bool{"scalar.yaml": true, "sequence.json": true}
 	wantFindings := map[string]string{
 		"psa/decode":         "the API server would reject this pod template",
 		"policy/runaway":     "actual cost limit exceeded",
