@@ -272,6 +272,11 @@ func (c *comparison) compareObject(o *manifest.Object, k kilnVerdict, srv verdic
 		r.falseRejects++
 		c.fail(o, "false rejection", k.verdict, srv)
 	}
+	if srv.rejected && len(k.admissionUnmarked) > 0 {
+		// Admission never runs on a refused object: Pod Security's
+		// findings on it must say they come after the first error.
+		c.fail(o, "Pod Security findings on an object refused before admission ("+strings.Join(k.admissionUnmarked, ", ")+")", k.verdict, srv)
+	}
 	if srv.rejected || k.rejected {
 		return
 	}

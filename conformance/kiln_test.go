@@ -3,6 +3,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kilnhq/kiln/admit"
 	"sort"
 	"strings"
 	"sync"
@@ -128,6 +129,10 @@ type kilnVerdict struct {
 	// own are the errors of kiln's own rules (jobset/…, storage/…,
 	// sidecar/…, object/…), which no server gives.
 	own []rules.Finding
+	// admissionUnmarked are Pod Security's findings not marked as found
+	// after the first error: on an object the server refuses before
+	// admission there must be none (issue 47, item 4).
+	admissionUnmarked []string
 }
 
 // findingsByObject groups the unsuppressed findings by the object and file
@@ -167,6 +172,9 @@ func kilnVerdictOf(o *manifest.Object, fs []rules.Finding) kilnVerdict {
 	var details []string
 	for _, f := range fs {
 		psa := strings.HasPrefix(f.Rule, "psa/") && f.Rule != "psa/invalid-label" && f.Rule != "psa/decode"
+		if psa && f.Severity > rules.Info && !strings.Contains(f.Message, admit.NextSuffix) {
+			v.admissionUnmarked = append(v.admissionUnmarked, f.Rule)
+		}
 		// A policy's verdict on the object, not kiln's report on a policy or
 		// binding itself (one that never takes effect).
 		userPolicy := strings.HasPrefix(f.Rule, "policy/") && f.Rule != "policy/unknown-kind" && o.Group() != "admissionregistration.k8s.io"

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/kilnhq/kiln/admit"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"k8s.io/pod-security-admission/api"
@@ -191,6 +192,11 @@ func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode, a
 			f := worst[id]
 			field := locate(f.check, meta, spec)
 			msg := prefix + message(f.result)
+			if o.Refused {
+				// The server refuses the object in validation, before
+				// admission: Pod Security judges it only once that is fixed.
+				msg += admit.NextSuffix
+			}
 			if assumed != "" {
 				msg += " " + assumedNote(assumed, modes)
 			}

@@ -2,6 +2,7 @@ package psa
 
 import (
 	"fmt"
+	"github.com/kilnhq/kiln/admit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -556,5 +557,44 @@ func TestBadConfiguredLabels(t *testing.T) {
 	_, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts}).Run(objs, nil)
 	if err == nil || !strings.Contains(err.Error(), "psa.namespaces.shop") {
 		t.Errorf("err = %v, want one naming psa.namespaces.shop", err)
+	}
+}
+
+// TestRefusedObject: on an object the server refuses in validation (the
+// admission stage set Refused), Pod Security never runs on a real server:
+// what it would say is said as found after that first error.
+func TestRefusedObject(t *testing.T) {
+	const src = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: s}
+spec:
+  template:
+    metadata: {labels: {app: s}}
+    spec:
+      containers:
+      - name: app
+        image: x
+        securityContext: {privileged: true}
+`
+	for _, refused := range []bool{false, true} {
+		objs, errs := manifest.Parse("test.yaml", []byte(src))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		objs[0].Refused = refused
+		opts := rules.DefaultOptions()
+		opts.PSALevel = "baseline"
+		res, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}, Options: opts}).Run(objs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := describeFindings(res)
+		want := `11:27 error psa/privileged spec.template.spec.containers[0].securityContext.privileged: privileged (container "app" must not set securityContext.privileged=true)`
+		if refused {
+			want += admit.NextSuffix
+		}
+		if want += " [assumed default]\n"; got != want {
+			t.Errorf("refused %v: got\n%s\nwant\n%s", refused, got, want)
+		}
 	}
 }
