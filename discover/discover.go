@@ -133,7 +133,7 @@ func Discover(paths []string, opts Options) *Result {
 		}
 		info, err := os.Stat(p)
 		if err != nil {
-			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: p}, Msg: "cannot read: " + pathErr(err)})
+			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: p}, Msg: "cannot read: " + manifest.PathErr(err)})
 			continue
 		}
 		if !info.IsDir() {
@@ -267,18 +267,7 @@ func enclosing(file string, is func(dir string) bool) string {
 // Hidden files and directories are tooling, not manifests; a chart's
 // directory is its own (its templates are not manifests).
 func (c *candidates) walk(root string, res *Result) {
-	root = manifest.WalkRoot(root)
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: path}, Msg: "cannot read: " + pathErr(err)})
-			return nil
-		}
-		if path != root && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := manifest.WalkTree(root, func(path string, d fs.DirEntry) error {
 		if d.IsDir() {
 			if isChartDir(path) {
 				c.add(&c.charts, path)
@@ -293,6 +282,8 @@ func (c *candidates) walk(root string, res *Result) {
 			c.add(&c.files, path)
 		}
 		return nil
+	}, func(path string, err error) {
+		res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: path}, Msg: "cannot read: " + manifest.PathErr(err)})
 	})
 	if err != nil {
 		res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: root}, Msg: err.Error()})
@@ -352,11 +343,4 @@ func consumedUnder(consumed map[string]string, dir string) string {
 		}
 	}
 	return best
-}
-
-func pathErr(err error) string {
-	if pe, ok := err.(*fs.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
