@@ -28,6 +28,11 @@ type Options struct {
 	// of what is on disk, by absolute path: kiln fix --dry-run judges its
 	// edits of resource files before it writes them (or without).
 	Edited map[string][]byte
+	// Plain renders nothing: every manifest file found is a plain file,
+	// kustomization files aside, and a chart's directory is not entered
+	// (kiln build and argocd generate read App specs and the files beside
+	// them).
+	Plain bool
 }
 
 // ChartSettings are how one chart is rendered.
@@ -142,11 +147,18 @@ func Discover(paths []string, opts Options) *Result {
 		}
 		before := len(c.files) + len(c.kusts) + len(c.charts)
 		c.walk(p, res)
-		if len(c.files)+len(c.kusts)+len(c.charts) == before {
+		switch {
+		case opts.Plain && len(c.files)+len(c.kusts)+len(c.charts) == before:
+			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: p}, Msg: "directory holds no *.yaml, *.yml or *.json files; name a directory with manifests"})
+		case len(c.files)+len(c.kusts)+len(c.charts) == before:
 			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: p}, Msg: "directory holds no *.yaml, *.yml or *.json files, kustomization or Helm chart; name a directory with manifests"})
 		}
 	}
 	excluded := func(p string) bool { return opts.Excluded != nil && p != manifest.Stdin && opts.Excluded(p) }
+	if opts.Plain {
+		res.Files = filterOut(c.files, excluded)
+		return res
+	}
 
 	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), opts)
 	kusts := settleKustomizations(builds, notes)
