@@ -1,12 +1,14 @@
 // Package session is one run of kiln: the one pipeline that every command
 // judging objects goes through. The settings are resolved (flags, a KRM
 // functionConfig or Argo CD's environment over the config file), the
-// inputs discovered (plain files, kustomizations and Helm charts rendered,
-// App specs compiled), the context read in a first pass (package lint),
-// and every object admitted and judged by every checker (package rules),
-// streamed. kiln lint, build, fix, fn, argocd generate and psa plan each
-// make one call here and report what it returns; a behaviour added here
-// (a setting, a context, a cache) is every command's.
+// inputs read by the one input step (input.go: discovered with the run's
+// excludes, kustomizations and charts rendered, App specs compiled), the
+// context read in a first pass (package lint), and every object admitted
+// and judged by every checker (package rules). kiln lint, build, fix, fn,
+// test, rules, argocd generate and psa plan each make one call here and
+// report what it returns, and ExitCode (outcome.go) is the one map from
+// what they return to an exit code. A setting, a context or an admission
+// phase added here is every command's; the content cache is kiln lint's.
 package session
 
 import (
