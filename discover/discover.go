@@ -28,6 +28,11 @@ type Options struct {
 	// of what is on disk, by absolute path: kiln fix --dry-run judges its
 	// edits of resource files before it writes them (or without).
 	Edited map[string][]byte
+	// Plain renders nothing: every manifest file found is a plain file,
+	// kustomization files aside, and a chart's directory is not entered
+	// (kiln build and argocd generate read App specs and the files beside
+	// them).
+	Plain bool
 }
 
 // ChartSettings are how one chart is rendered.
@@ -133,7 +138,7 @@ func Discover(paths []string, opts Options) *Result {
 		}
 		info, err := os.Stat(p)
 		if err != nil {
-			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: p}, Msg: "cannot read: " + pathErr(err)})
+			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: p}, Msg: "cannot read: " + manifest.PathErr(err)})
 			continue
 		}
 		if !info.IsDir() {
@@ -142,11 +147,18 @@ func Discover(paths []string, opts Options) *Result {
 		}
 		before := len(c.files) + len(c.kusts) + len(c.charts)
 		c.walk(p, res)
-		if len(c.files)+len(c.kusts)+len(c.charts) == before {
+		switch {
+		case opts.Plain && len(c.files)+len(c.kusts)+len(c.charts) == before:
+			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: p}, Msg: "directory holds no *.yaml, *.yml or *.json files; name a directory with manifests"})
+		case len(c.files)+len(c.kusts)+len(c.charts) == before:
 			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: p}, Msg: "directory holds no *.yaml, *.yml or *.json files, kustomization or Helm chart; name a directory with manifests"})
 		}
 	}
 	excluded := func(p string) bool { return opts.Excluded != nil && p != manifest.Stdin && opts.Excluded(p) }
+	if opts.Plain {
+		res.Files = filterOut(c.files, excluded)
+		return res
+	}
 
 	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), opts)
 	kusts := settleKustomizations(builds, notes)
@@ -267,18 +279,7 @@ func enclosing(file string, is func(dir string) bool) string {
 // Hidden files and directories are tooling, not manifests; a chart's
 // directory is its own (its templates are not manifests).
 func (c *candidates) walk(root string, res *Result) {
-	root = manifest.WalkRoot(root)
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: path}, Msg: "cannot read: " + pathErr(err)})
-			return nil
-		}
-		if path != root && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	err := manifest.WalkTree(root, func(path string, d fs.DirEntry) error {
 		if d.IsDir() {
 			if isChartDir(path) {
 				c.add(&c.charts, path)
@@ -293,6 +294,8 @@ func (c *candidates) walk(root string, res *Result) {
 			c.add(&c.files, path)
 		}
 		return nil
+	}, func(path string, err error) {
+		res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: path}, Msg: "cannot read: " + manifest.PathErr(err)})
 	})
 	if err != nil {
 		res.Errs = append(res.Errs, &manifest.Error{Pos: manifest.Position{File: root}, Msg: err.Error()})
@@ -352,11 +355,4 @@ func consumedUnder(consumed map[string]string, dir string) string {
 		}
 	}
 	return best
-}
-
-func pathErr(err error) string {
-	if pe, ok := err.(*fs.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

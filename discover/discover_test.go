@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -243,4 +244,55 @@ func FuzzTraceLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestPlainRendersNothing(t *testing.T) {
+	tests := []struct {
+		name     string
+		paths    []string
+		excluded string
+		files    []string
+		errs     []string
+	}{
+		{name: "every manifest file but kustomize's own, no chart entered",
+			paths: []string{"testdata/repo"},
+			files: []string{
+				"testdata/repo/kust/base/deployment.yaml", "testdata/repo/kust/overlays/prod/patch.yaml",
+				"testdata/repo/kust/overlays/prod/unused_patch.yaml", "testdata/repo/kust/remote/local.yaml",
+				"testdata/repo/misc/docker-compose.yml", "testdata/repo/misc/patch6902.json", "testdata/repo/misc/pod.yaml",
+			}},
+		{name: "excludes apply", paths: []string{"testdata/repo"}, excluded: "testdata/repo/kust/",
+			files: []string{"testdata/repo/misc/docker-compose.yml", "testdata/repo/misc/patch6902.json", "testdata/repo/misc/pod.yaml"}},
+		{name: "a path that does not exist", paths: []string{"testdata/repo/none"},
+			errs: []string{"testdata/repo/none: cannot read: no such file or directory"}},
+		{name: "a directory with nothing to read", paths: []string{"EMPTY"},
+			errs: []string{"EMPTY: directory holds no *.yaml, *.yml or *.json files; name a directory with manifests"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.paths[0] == "EMPTY" {
+				t.Chdir(t.TempDir())
+				if err := os.Mkdir("EMPTY", 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := Discover(tt.paths, Options{Plain: true, Excluded: func(p string) bool {
+				return tt.excluded != "" && strings.HasPrefix(filepath.ToSlash(p), tt.excluded)
+			}})
+			var files, errs []string
+			for _, f := range res.Files {
+				files = append(files, filepath.ToSlash(f))
+			}
+			for _, e := range res.Errs {
+				errs = append(errs, e.Error())
+			}
+			sort.Strings(files)
+			if strings.Join(files, "\n") != strings.Join(tt.files, "\n") || strings.Join(errs, "\n") != strings.Join(tt.errs, "\n") {
+				t.Errorf("files:\n%s\nerrors:\n%s\nwant files:\n%s\nerrors:\n%s", strings.Join(files, "\n"), strings.Join(errs, "\n"), strings.Join(tt.files, "\n"), strings.Join(tt.errs, "\n"))
+			}
+			if len(res.Units) > 0 || len(res.Skipped) > 0 {
+				t.Errorf("rendered %v, skipped %v: want nothing", unitDirs(res), res.Skipped)
+			}
+		})
+	}
 }

@@ -303,27 +303,11 @@ func (p *patcher) diffMapping(orig, mod *yaml.Node) error {
 		key := mod.Content[i].Value
 		oi, ok := origIdx[key]
 		if !ok {
-			// Insert before the next key that exists in orig, else at the end.
-			at := -1
-			for j := i + 2; j+1 < len(mod.Content); j += 2 {
-				if k, ok := origIdx[mod.Content[j].Value]; ok {
-					at = k
-					break
-				}
-			}
-			var off int
-			if at >= 0 {
-				start, _, err := p.entryExtent(orig, at, true)
-				if err != nil || start < 0 {
-					return errPatch
-				}
-				off = start
-			} else {
-				_, end, err := p.entryExtent(orig, len(orig.Content)-2, false)
-				if err != nil {
-					return err
-				}
-				off = end
+			off, err := insertOffset(i+2, len(mod.Content)-1, 2, len(orig.Content)-2,
+				func(j int) (int, bool) { k, ok := origIdx[mod.Content[j].Value]; return k, ok },
+				func(k int, withHead bool) (int, int, error) { return p.entryExtent(orig, k, withHead) })
+			if err != nil {
+				return err
 			}
 			text, err := p.style.encodeEntry(mod.Content[i], mod.Content[i+1], col-1)
 			if err != nil {
@@ -350,6 +334,26 @@ func (p *patcher) diffMapping(orig, mod *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// insertOffset is the offset where an element new in the modified
+// mapping or sequence goes: before the first later element the original
+// holds (the modified elements from, from+step, … below to; inOrig gives
+// an element's index in the original), with the comment lines above it,
+// else after the original's last element (index last). extent is the
+// byte range of an original element (entryExtent, itemExtent).
+func insertOffset(from, to, step, last int, inOrig func(int) (int, bool), extent func(i int, withHead bool) (int, int, error)) (int, error) {
+	for k := from; k < to; k += step {
+		if at, ok := inOrig(k); ok {
+			start, _, err := extent(at, true)
+			if err != nil || start < 0 {
+				return 0, errPatch
+			}
+			return start, nil
+		}
+	}
+	_, end, err := extent(last, false)
+	return end, err
 }
 
 // needsReplace reports whether a value must be rewritten as a whole: its
@@ -476,26 +480,11 @@ func (p *patcher) diffSequence(orig, mod *yaml.Node) error {
 			}
 			continue
 		}
-		at := -1
-		for k := j + 1; k < len(mod.Content); k++ {
-			if oi, ok := modToOrig[k]; ok {
-				at = oi
-				break
-			}
-		}
-		var off int
-		if at >= 0 {
-			start, _, err := p.itemExtent(orig, at, true)
-			if err != nil {
-				return err
-			}
-			off = start
-		} else {
-			_, end, err := p.itemExtent(orig, len(orig.Content)-1, false)
-			if err != nil {
-				return err
-			}
-			off = end
+		off, err := insertOffset(j+1, len(mod.Content), 1, len(orig.Content)-1,
+			func(k int) (int, bool) { oi, ok := modToOrig[k]; return oi, ok },
+			func(k int, withHead bool) (int, int, error) { return p.itemExtent(orig, k, withHead) })
+		if err != nil {
+			return err
 		}
 		text, err := p.style.encodeItem(it, orig.Column-1)
 		if err != nil {

@@ -5,26 +5,21 @@ import (
 	"github.com/kilnhq/kiln/internal/plural"
 	"io"
 
+	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/internal/atomicfile"
 	"github.com/kilnhq/kiln/rules"
 )
 
-// Judged is a judgement of the input: its findings, and where the repairs
-// they carry are made.
+// Judged is a judgement of the input as kiln lint makes it, with what was
+// judged: Run places the repairs the findings carry in the files to edit.
 type Judged struct {
 	Result *rules.Result
 	// InputErrs are the inputs that could not be read, parsed or compiled.
 	InputErrs []error
-	// Files are the files the repairs are made in, and Findings the
-	// findings as those files' objects carry them: a finding on an object
-	// kustomize rendered is on the resource document it was rendered from
-	// (OnSource).
-	Files    []*File
-	Findings []rules.Finding
-	// Notes are the repairs kiln fix cannot make in a file, each with what
-	// to change instead (an object rendered from a Helm template:
-	// TemplateAdvice), one line each.
-	Notes []string
+	// Plain are the plain files judged, as read (their bytes, objects and
+	// problems), and Units the kustomizations and charts rendered.
+	Plain []*File
+	Units []*discover.Unit
 	// Warnings are what reading the input noted without failing
 	// (kustomize's deprecations).
 	Warnings []error
@@ -35,7 +30,8 @@ type RunOptions struct {
 	Options
 	// Judge judges the input as kiln lint does: before fixing (edited is
 	// nil) and after, with the new content of the files that changed in
-	// edited (by path), written or not (--dry-run).
+	// edited (by path), written or not (--dry-run). It reads; Run places
+	// the repairs and edits.
 	Judge func(edited map[string][]byte) (*Judged, error)
 	// DryRun writes nothing; each change is a unified diff on Diff instead.
 	DryRun bool
@@ -67,8 +63,9 @@ func Run(o RunOptions) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{InputErrs: j.InputErrs, Warnings: j.Warnings}
+	p := place(j, nil)
 	after := map[string][]byte{}
-	for _, r := range Fix(j.Files, j.Findings, o.Options) {
+	for _, r := range Fix(p.files, p.findings, o.Options) {
 		if r.Err != nil {
 			out.InputErrs = append(out.InputErrs, fmt.Errorf("%v (file left unchanged)", r.Err))
 			continue
@@ -90,7 +87,7 @@ func Run(o RunOptions) (*Outcome, error) {
 		out.Fixes += len(r.Changes)
 		printChanges(o.Info, r)
 	}
-	for _, n := range j.Notes {
+	for _, n := range p.notes {
 		fmt.Fprintln(o.Info, n)
 	}
 	verb := "fixed"
@@ -104,6 +101,7 @@ func Run(o RunOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	place(rest, after) // the repairs it cannot make are no longer offered
 	out.Remaining = rest.Result
 	return out, nil
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/session"
@@ -129,7 +128,10 @@ func (p *processor) validate(rl *framework.ResourceList, lintConfig *yaml.RNode)
 		}
 		objs = append(objs, o)
 	}
-	x := compiler.Expand(objs)
+	x, err := s.Compile(objs)
+	if err != nil {
+		return &Error{Msg: err.Error()}
+	}
 	for _, err := range x.Errors {
 		p.add(rl, &framework.Result{Severity: framework.Error, Message: err.Error()})
 		failed = true
@@ -173,7 +175,10 @@ func (p *processor) generate(rl *framework.ResourceList, fc *yaml.RNode) error {
 	if err != nil {
 		return err
 	}
-	x := compiler.Expand([]*manifest.Object{app})
+	x, err := s.Compile([]*manifest.Object{app})
+	if err != nil {
+		return &Error{Msg: err.Error()}
+	}
 	objs, errs := x.All, x.Errors
 	if len(errs) > 0 {
 		manifest.SortErrors(errs)

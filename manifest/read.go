@@ -128,7 +128,7 @@ func Expand(paths []string) ([]string, []error) {
 		}
 		info, err := os.Stat(p)
 		if err != nil {
-			errs = append(errs, &Error{Pos: Position{File: p}, Msg: "cannot read: " + pathErr(err)})
+			errs = append(errs, &Error{Pos: Position{File: p}, Msg: "cannot read: " + PathErr(err)})
 			continue
 		}
 		if !info.IsDir() {
@@ -136,29 +136,16 @@ func Expand(paths []string) ([]string, []error) {
 			continue
 		}
 		n := 0
-		err = filepath.WalkDir(WalkRoot(p), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				errs = append(errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)})
-				return nil
-			}
-			// Hidden directories and files (.git, .github, .kiln.yaml,
-			// .gitlab-ci.yml, .pre-commit-config.yaml) are tooling, not manifests.
-			if path != p && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				return nil
-			}
+		err = WalkTree(p, func(path string, d fs.DirEntry) error {
 			// Symlinked files are read (a loop fails to read and is reported);
 			// symlinked directories are not followed.
-			if IsManifestFile(d.Name()) {
+			if !d.IsDir() && IsManifestFile(d.Name()) {
 				add(path)
 				n++
 			}
 			return nil
+		}, func(path string, err error) {
+			errs = append(errs, &Error{Pos: Position{File: path}, Msg: "cannot read: " + PathErr(err)})
 		})
 		if err != nil {
 			errs = append(errs, &Error{Pos: Position{File: p}, Msg: err.Error()})
@@ -182,7 +169,34 @@ func WalkRoot(dir string) string {
 	return dir
 }
 
-func pathErr(err error) string {
+// WalkTree walks the directory root (through WalkRoot: a symbolic link
+// named as root is entered) in lexical order and calls visit for every
+// entry, directories and root included, but hidden ones: a file or
+// directory whose name starts with "." (.git, .github, .kiln.yaml,
+// .gitlab-ci.yml) is tooling, not input, and is neither visited nor
+// entered. visit returns filepath.SkipDir to skip a directory. An entry
+// that cannot be read goes to unreadable and the walk goes on; the error
+// returned is one visit returned or the walk met.
+func WalkTree(root string, visit func(path string, d fs.DirEntry) error, unreadable func(path string, err error)) error {
+	root = WalkRoot(root)
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			unreadable(path, err)
+			return nil
+		}
+		if path != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		return visit(path, d)
+	})
+}
+
+// PathErr is what went wrong with a file, without the operation and path
+// an *fs.PathError repeats (kiln's messages put the path first).
+func PathErr(err error) string {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
@@ -248,7 +262,7 @@ func ReadBytes(path string, stdin io.Reader) (data []byte, name string, err erro
 		return nil, path, tooLarge(path)
 	}
 	if data, err = os.ReadFile(path); err != nil {
-		return nil, path, &Error{Pos: Position{File: path}, Msg: "cannot read: " + pathErr(err)}
+		return nil, path, &Error{Pos: Position{File: path}, Msg: "cannot read: " + PathErr(err)}
 	}
 	return data, path, nil
 }

@@ -18,8 +18,9 @@ func IsTestFile(name string) bool {
 }
 
 // Find returns the test files under the paths, sorted: a directory is
-// walked for test files (skipping hidden directories), a file is a test
-// file whatever its name. A path that does not exist is an error.
+// walked for test files (manifest.WalkTree: hidden files and directories
+// skipped), a file is a test file whatever its name. A path that does not
+// exist is an error.
 func Find(paths []string) ([]string, []error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
@@ -36,28 +37,20 @@ func Find(paths []string) ([]string, []error) {
 	for _, root := range paths {
 		info, err := os.Stat(root)
 		if err != nil {
-			errs = append(errs, &FileError{Pos: manifest.Position{File: root}, Msg: "cannot read: " + pathError(err)})
+			errs = append(errs, &FileError{Pos: manifest.Position{File: root}, Msg: "cannot read: " + manifest.PathErr(err)})
 			continue
 		}
 		if !info.IsDir() {
 			add(root)
 			continue
 		}
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				errs = append(errs, &FileError{Pos: manifest.Position{File: p}, Msg: "cannot read: " + pathError(err)})
-				return nil
-			}
-			if d.IsDir() {
-				if p != root && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if IsTestFile(p) {
+		err = manifest.WalkTree(root, func(p string, d fs.DirEntry) error {
+			if !d.IsDir() && IsTestFile(p) {
 				add(p)
 			}
 			return nil
+		}, func(p string, err error) {
+			errs = append(errs, &FileError{Pos: manifest.Position{File: p}, Msg: "cannot read: " + manifest.PathErr(err)})
 		})
 		if err != nil {
 			errs = append(errs, err)
@@ -72,7 +65,7 @@ func Find(paths []string) ([]string, []error) {
 func Load(file string) (*Suite, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, &FileError{Pos: manifest.Position{File: file}, Msg: "cannot read: " + pathError(err)}
+		return nil, &FileError{Pos: manifest.Position{File: file}, Msg: "cannot read: " + manifest.PathErr(err)}
 	}
 	if filepath.Base(file) == KyvernoFileName || kyvernoKind(data) {
 		return readKyverno(file, data)

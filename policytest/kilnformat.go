@@ -169,7 +169,7 @@ func (l *loader) file(n *yaml.Node, name string) ([]*manifest.Object, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, l.r.errorf(n, "cannot read %s: %v", name, pathError(err))
+		return nil, l.r.errorf(n, "cannot read %s: %v", name, manifest.PathErr(err))
 	}
 	objs, errs := manifest.Parse(path, data)
 	if len(errs) > 0 {
@@ -179,13 +179,6 @@ func (l *loader) file(n *yaml.Node, name string) ([]*manifest.Object, error) {
 		return nil, l.r.errorf(n, "%s holds no Kubernetes object", name)
 	}
 	return objs, nil
-}
-
-func pathError(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // builtin returns kiln's built-in policies named under n, each with a Deny

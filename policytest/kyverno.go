@@ -176,7 +176,7 @@ func (l *loader) valuesFile(n *yaml.Node) (*reader, *yaml.Node, error) {
 	path := filepath.Join(l.dir, name)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, l.r.errorf(n, "cannot read %s: %v", name, pathError(err))
+		return nil, nil, l.r.errorf(n, "cannot read %s: %v", name, manifest.PathErr(err))
 	}
 	r := &reader{file: path}
 	root, err := r.document(data)

@@ -70,16 +70,11 @@ func (r *Report) Counts() (pass, fail, errs int) {
 	return
 }
 
-// ExitCode is 2 for a broken test file, 1 for a failed case (or one kiln
-// could not evaluate), 0 when every case passed.
-func (r *Report) ExitCode() int {
-	if len(r.Errors) > 0 {
-		return 2
-	}
-	if _, fail, errs := r.Counts(); fail+errs > 0 {
-		return 1
-	}
-	return 0
+// Passed reports whether every case passed (none failed or could not be
+// evaluated) and every test file could be read.
+func (r *Report) Passed() bool {
+	_, fail, errs := r.Counts()
+	return len(r.Errors) == 0 && fail+errs == 0
 }
 
 // Formats are the output formats of kiln test.

@@ -214,7 +214,7 @@ func TestBaselineFileErrors(t *testing.T) {
 	if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), "bad.jsonl:3:1: not a baseline entry") {
 		t.Fatalf("a malformed baseline: %v, want an input error at bad.jsonl:3:1", err)
 	}
-	if code, ok := ExitCode(err, io.Discard); !ok || code != 2 {
+	if code := ExitCode(err, io.Discard); code != ExitInput {
 		t.Errorf("exit code %d, want 2", code)
 	}
 	_, err = lintWith(t, nil, map[string]string{"baseline": "missing.jsonl"})

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
 
 	"sigs.k8s.io/yaml"
 
@@ -47,8 +45,10 @@ type Built struct {
 	// Refused is set when a warning or a finding is at the fail-on level:
 	// nothing may be written.
 	Refused bool
-	// options are the build's, for Deliver.
-	options BuildOptions
+	// options are the build's, and threshold its fail-on level, for
+	// Deliver.
+	options   BuildOptions
+	threshold rules.Severity
 }
 
 // ErrNoSpecs is a build whose inputs hold no App spec.
@@ -66,14 +66,17 @@ func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	set := s.readBuildInputs(paths, o.OutDir)
-	if err := inputErrors(set.Errors()); err != nil {
+	in, err := s.read(paths, readOptions{outDir: o.OutDir, plain: true, dropConfigs: true})
+	if err != nil {
 		return nil, err
 	}
-	if err := inputErrors(compiler.MisnamedSpecs(set.Objects())); err != nil {
+	if err := inputErrors(in.set.Errors()); err != nil {
 		return nil, err
 	}
-	x := compiler.Expand(set.Objects())
+	if err := inputErrors(compiler.MisnamedSpecs(in.set.Objects())); err != nil {
+		return nil, err
+	}
+	x := in.x
 	if o.SyncWaves {
 		if err := x.AddSyncWaves(); err != nil {
 			return nil, inputErrors([]error{err})
@@ -82,13 +85,12 @@ func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
 	if err := inputErrors(append(x.Errors, compiler.OutputOrder(x.Compiled)...)); err != nil {
 		return nil, err
 	}
-	b := &Built{Compiled: x.Compiled, Warnings: x.Warnings, options: o}
 	threshold := s.Threshold()
+	b := &Built{Compiled: x.Compiled, Warnings: x.Warnings, options: o, threshold: threshold}
 	b.Refused = len(b.Warnings) > 0 && threshold != 0 && threshold <= rules.Warning
 	if len(b.Compiled) == 0 {
 		return b, ErrNoSpecs
 	}
-	var err error
 	if b.Files, err = outdir.Files(b.Compiled); err != nil {
 		return b, err
 	}
@@ -98,7 +100,7 @@ func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
 		}
 		return b, nil
 	}
-	res, err := s.Judge(x.All, fileObjects(set))
+	res, err := s.Judge(x.All, in.listed())
 	if err != nil {
 		return b, err
 	}
@@ -107,11 +109,15 @@ func (s *Session) Build(paths []string, o BuildOptions) (*Built, error) {
 	return b, nil
 }
 
-// Deliver hands over what a build made as its options ask: with Check, how
-// the files under OutDir differ from it, on stderr (ErrFindings when they
-// do); with OutDir, the files written there; with ShowMutated, the objects
-// as admitted; else the YAML stream of the objects, on stdout.
+// Deliver hands over what a build made as its options ask, unless it is
+// Refused (a Refused error): with Check, how the files under OutDir differ
+// from it, on stderr (ErrFindings when they do); with OutDir, the files
+// written there; with ShowMutated, the objects as admitted; else the YAML
+// stream of the objects, on stdout.
 func (b *Built) Deliver(stdout, stderr io.Writer) error {
+	if b.Refused {
+		return &Refused{Msg: fmt.Sprintf("build refused: findings at --fail-on %s (fix the spec, or use --fail-on / --no-lint)", b.threshold)}
+	}
 	switch o := b.options; {
 	case o.Check:
 		d, err := outdir.Compare(o.OutDir, b.Files)
@@ -129,67 +135,6 @@ func (b *Built) Deliver(stdout, stderr io.Writer) error {
 		return WriteAdmitted(stdout, b.Compiled)
 	}
 	return manifest.Write(stdout, b.Compiled)
-}
-
-// readFiles expands and reads paths, dropping files the config excludes.
-func (s *Session) readFiles(paths []string) *manifest.Set {
-	files, errs := manifest.Expand(paths)
-	kept := files[:0]
-	for _, f := range files {
-		if f == manifest.Stdin || !s.Settings.Excluded(f) {
-			kept = append(kept, f)
-		}
-	}
-	set := manifest.ReadFiles(kept, s.Stdin)
-	set.Errs = append(errs, set.Errs...)
-	return set
-}
-
-// readBuildInputs reads the inputs, leaving out the output directory so a
-// previous build's files are not read back as inputs, and the files the
-// config excludes.
-func (s *Session) readBuildInputs(paths []string, outDir string) *manifest.Set {
-	files, errs := manifest.Expand(paths)
-	kept := files[:0]
-	absOut := ""
-	if outDir != "" {
-		absOut, _ = filepath.Abs(outDir)
-	}
-	for _, f := range files {
-		if f != manifest.Stdin && (s.Settings.Excluded(f) || within(absOut, f)) {
-			continue
-		}
-		kept = append(kept, f)
-	}
-	set := manifest.ReadFiles(kept, s.Stdin)
-	set.Errs = append(errs, set.Errs...)
-	compiler.DropConfigFiles(set)
-	return set
-}
-
-func within(dir, file string) bool {
-	if dir == "" {
-		return false
-	}
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return false
-	}
-	rel, err := filepath.Rel(dir, abs)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// fileObjects lists each source file with its objects, for reports.
-func fileObjects(set *manifest.Set) []rules.FileObjects {
-	out := make([]rules.FileObjects, 0, len(set.Sources))
-	for _, src := range set.Sources {
-		fo := rules.FileObjects{File: src.Path}
-		for _, o := range src.Objects {
-			fo.Objects = append(fo.Objects, o.Ref())
-		}
-		out = append(out, fo)
-	}
-	return out
 }
 
 // WarningLine formats a compiler warning as file:line:col: warning: message.

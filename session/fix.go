@@ -2,15 +2,10 @@ package session
 
 import (
 	"errors"
-	"github.com/kilnhq/kiln/internal/pathkey"
 	"io"
-	"os"
-	"sort"
 
-	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/fix"
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules"
 )
 
 // FixOptions are what kiln fix reads beside its paths.
@@ -49,104 +44,19 @@ func (s *Session) Fix(paths []string, o FixOptions) (*fix.Outcome, error) {
 }
 
 // judgeForFix judges what the paths hold, the files in edited (by path)
-// read as they are there, and places the fixable findings in the files to
-// edit.
+// read as they are there, for fix.Run, which places the repairs.
 func (s *Session) judgeForFix(paths []string, edited map[string][]byte) (*fix.Judged, error) {
-	abs := make(map[string][]byte, len(edited))
-	for p, data := range edited {
-		abs[pathkey.Real(p)] = data
-	}
-	found := s.discover(paths, abs)
-	j := &fix.Judged{InputErrs: found.Errs, Warnings: found.Warnings}
-	var objs []*manifest.Object
-	var listed []rules.FileObjects
-	plain := map[objectKey]bool{}
-	for _, p := range found.Files {
-		f := readFixFile(p, edited)
-		j.Files = append(j.Files, f)
-		j.InputErrs = append(j.InputErrs, f.Errs...)
-		listed = append(listed, fileEntry(p, f.Objects))
-		for _, o := range f.Objects {
-			plain[objectKey{o.File, o.Ref()}] = true
-		}
-		objs = append(objs, f.Objects...)
-	}
-	rendered := map[objectKey][]*manifest.Object{}
-	chart := map[string]bool{} // unit directories that are charts
-	for _, u := range found.Units {
-		j.InputErrs = append(j.InputErrs, u.Source.Errs...)
-		listed = append(listed, fileEntry(u.Source.Path, u.Source.Objects))
-		for _, o := range u.Source.Objects {
-			k := objectKey{o.File, o.Ref()}
-			rendered[k] = append(rendered[k], o)
-		}
-		chart[u.Dir] = u.Kind == "chart"
-		objs = append(objs, u.Source.Objects...)
-	}
-	x := compiler.Expand(objs)
-	j.InputErrs = append(j.InputErrs, x.Errors...)
-	res, err := s.Judge(x.All, listed)
+	in, err := s.read(paths, readOptions{edited: edited, keepData: true})
 	if err != nil {
 		return nil, err
 	}
-	j.Result = res
-	sources := map[string]*fix.File{}
-	notes := map[string]bool{}
-	for i, f := range res.Findings {
-		k := objectKey{f.Pos.File, f.Object}
-		if f.Fix == nil || f.Suppressed != nil || plain[k] || len(rendered[k]) == 0 {
-			j.Findings = append(j.Findings, f) // on a plain file's object (or nothing to place)
-			continue
-		}
-		if ro := rendered[k]; chart[ro[0].Unit] {
-			if data, err := os.ReadFile(f.Pos.File); err == nil {
-				notes[fix.TemplateAdvice(f, data)] = true
-			}
-			res.Findings[i].Fix = nil // not kiln fix's to repair: the report says so
-			continue
-		}
-		src := sources[f.Pos.File]
-		if src == nil {
-			src = readFixFile(f.Pos.File, edited)
-			sources[f.Pos.File] = src
-			j.Files = append(j.Files, src)
-		}
-		on, reason, ok := fix.OnSource(f, rendered[k], src)
-		if !ok {
-			notes[f.Pos.String()+": "+f.Rule+": "+f.Object.String()+": kiln fix cannot repair it: "+reason] = true
-			res.Findings[i].Fix = nil
-			continue
-		}
-		j.Findings = append(j.Findings, on)
+	res, err := s.Judge(in.x.All, in.listed())
+	if err != nil {
+		return nil, err
 	}
-	for n := range notes {
-		j.Notes = append(j.Notes, n)
+	j := &fix.Judged{Result: res, InputErrs: in.errs(), Units: in.found.Units, Warnings: in.found.Warnings}
+	for i, src := range in.files {
+		j.Plain = append(j.Plain, &fix.File{Path: src.Path, Src: in.data[i], Objects: src.Objects, Errs: src.Errs})
 	}
-	sort.Strings(j.Notes)
 	return j, nil
-}
-
-// objectKey is an object by its file and reference, as findings name it.
-type objectKey struct {
-	file string
-	ref  manifest.Ref
-}
-
-// readFixFile reads a file to fix, from edited when it has its new content.
-func readFixFile(path string, edited map[string][]byte) *fix.File {
-	data, ok := edited[path]
-	if !ok {
-		return fix.ReadFile(path)
-	}
-	objs, errs := manifest.Parse(path, data)
-	return &fix.File{Path: path, Src: data, Objects: objs, Errs: errs}
-}
-
-// fileEntry lists a file with its objects, for reports.
-func fileEntry(path string, objs []*manifest.Object) rules.FileObjects {
-	fo := rules.FileObjects{File: path}
-	for _, o := range objs {
-		fo.Objects = append(fo.Objects, o.Ref())
-	}
-	return fo
 }

@@ -3,10 +3,9 @@ package session
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
+	"io"
 	"strings"
 
-	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -19,41 +18,50 @@ type Generated struct {
 	Findings *rules.Result
 	// Stream is the YAML stream to apply; empty when Findings fail the run.
 	Stream []byte
+	// refused is set when Findings fail the run.
+	refused bool
+}
+
+// Deliver writes the stream to w, or, when the findings fail the run,
+// nothing: a Refused error.
+func (g *Generated) Deliver(w io.Writer) error {
+	if g.refused {
+		return &Refused{Msg: "lint findings at the fail-on level; nothing generated"}
+	}
+	_, err := w.Write(g.Stream)
+	return err
 }
 
 // Generate is kiln argocd generate: it builds the App specs and passes
-// through the plain manifests of an app directory (what kiln lint would
-// read, less hidden files and kustomization files), gives the objects
-// without a namespace the run's (Settings.Namespace), and judges them.
+// through the plain manifests of an app directory (the run's input step
+// with nothing rendered: hidden files and kustomization files are not
+// read), the objects without a namespace given the run's
+// (Settings.Namespace), and judges them.
 // With syncWaves the compiled objects carry Argo CD sync waves.
 func (s *Session) Generate(dir string, syncWaves bool) (*Generated, error) {
-	files, errs := appFiles(dir)
-	if err := inputErrors(errs); err != nil {
+	in, err := s.read([]string{dir}, readOptions{plain: true})
+	if err != nil {
 		return nil, err
 	}
-	set := s.readFiles(files)
-	objs := set.Objects()
-	if err := defaultNamespace(objs, s.Settings.Namespace); err != nil {
-		return nil, err
-	}
-	x := compiler.Expand(objs)
+	x := in.x
 	if syncWaves {
 		if err := x.AddSyncWaves(); err != nil {
 			return nil, inputErrors([]error{err})
 		}
 	}
-	if err := inputErrors(append(set.Errors(), x.Errors...)); err != nil {
+	errs := in.errs()
+	if len(in.found.Files) == 0 && len(errs) == 0 {
+		errs = append(errs, &manifest.Error{Pos: manifest.Position{File: dir}, Msg: "no manifests or App specs to generate from"})
+	}
+	if err := inputErrors(errs); err != nil {
 		return nil, err
 	}
-	if err := defaultNamespace(x.All, s.Settings.Namespace); err != nil {
-		return nil, err
-	}
-	res, err := s.Judge(x.All, fileObjects(set))
+	res, err := s.Judge(x.All, in.listed())
 	if err != nil {
 		return nil, err
 	}
-	g := &Generated{Findings: res}
-	if s.Fails(res) {
+	g := &Generated{Findings: res, refused: s.Fails(res)}
+	if g.refused {
 		return g, nil
 	}
 	var out bytes.Buffer
@@ -62,26 +70,6 @@ func (s *Session) Generate(dir string, syncWaves bool) (*Generated, error) {
 	}
 	g.Stream = out.Bytes()
 	return g, nil
-}
-
-// appFiles lists the manifests of an app directory: what kiln lint would
-// read, less hidden files (.kiln.yaml, CI files) and kustomization files.
-func appFiles(dir string) ([]string, []error) {
-	all, errs := manifest.Expand([]string{dir})
-	var files []string
-	for _, f := range all {
-		base := filepath.Base(f)
-		switch {
-		case strings.HasPrefix(base, "."):
-		case base == "kustomization.yaml" || base == "kustomization.yml" || base == "Kustomization":
-		default:
-			files = append(files, f)
-		}
-	}
-	if len(files) == 0 && len(errs) == 0 {
-		errs = append(errs, &manifest.Error{Pos: manifest.Position{File: dir}, Msg: "no manifests or App specs to generate from"})
-	}
-	return files, errs
 }
 
 // defaultNamespace sets metadata.namespace on namespaced objects (and App

@@ -61,7 +61,7 @@ func (s *Session) Lint(paths []string, o LintOptions) (*Linted, error) {
 
 // lint is Lint without the baseline: the findings of the run's shard.
 func (s *Session) lint(paths []string, o LintOptions) (*Linted, *discover.Result, error) {
-	found := s.discover(paths, nil)
+	found := s.discover(paths, readOptions{})
 	in := lint.Input{Files: found.Files, Units: found.Units, Stdin: s.Stdin}
 	if o.RepoContext {
 		in.Context = repoContext(paths, found, s.Settings)
@@ -92,21 +92,6 @@ func (s *Session) lint(paths []string, o LintOptions) (*Linted, *discover.Result
 		s.shard(l, found)
 	}
 	return l, found, nil
-}
-
-// discover finds the files, kustomizations and charts under the paths
-// (default ".") and renders the latter, kustomize reading the files in
-// edited (by absolute path) as they are there.
-func (s *Session) discover(paths []string, edited map[string][]byte) *discover.Result {
-	if len(paths) == 0 {
-		paths = []string{"."}
-	}
-	return discover.Discover(paths, discover.Options{
-		KubeVersion: s.Options.KubeVersion,
-		Excluded:    s.Settings.Excluded,
-		Edited:      edited,
-		Chart:       s.Settings.Chart,
-	})
 }
 
 // inputsFound summarises for the reports what a run read beside its

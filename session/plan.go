@@ -29,10 +29,15 @@ type Planned struct {
 // the settings, the plan is for the oldest spec.target.kubernetes among
 // the App specs.
 func (s *Session) PlanPSA(paths []string) (*Planned, error) {
-	set, objs, inputErrs := s.readAll(paths)
+	in, err := s.read(paths, readOptions{})
+	if err != nil {
+		return nil, err
+	}
+	in.set.DropSources() // the plan needs positions and content, not YAML trees
+	objs, inputErrs := in.x.All, in.errs()
 	opts := *s.Options
 	if s.Settings.KubeVersion == "" {
-		if v, ok := specTarget(set.Objects()); ok {
+		if v, ok := specTarget(in.set.Objects()); ok {
 			opts.KubeVersion = v
 		}
 	}
@@ -60,21 +65,6 @@ func (p *Planned) Write(w io.Writer, format string) error {
 		return err
 	}
 	return inputErrors(p.InputErrors)
-}
-
-// readAll reads everything the paths hold into memory, as a lint reads it:
-// the files discovered, the kustomizations and charts rendered, and the
-// App specs compiled (objs). inputErrs are every read and spec problem.
-func (s *Session) readAll(paths []string) (set *manifest.Set, objs []*manifest.Object, inputErrs []error) {
-	found := s.discover(paths, nil)
-	set = manifest.ReadFiles(found.Files, s.Stdin)
-	set.Errs = append(found.Errs, set.Errs...)
-	for _, u := range found.Units {
-		set.Sources = append(set.Sources, u.Source)
-	}
-	set.DropSources() // the rules need positions and content, not YAML trees
-	x := compiler.Expand(set.Objects())
-	return set, x.All, append(set.Errors(), x.Errors...)
 }
 
 // specTarget returns the oldest spec.target.kubernetes of the App specs

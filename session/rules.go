@@ -3,9 +3,12 @@ package session
 import (
 	"errors"
 	"fmt"
-	"github.com/kilnhq/kiln/internal/vapcompat"
+	"io"
 	"sort"
 	"strings"
+
+	"github.com/kilnhq/kiln/internal/vapcompat"
+	"github.com/kilnhq/kiln/settings"
 
 	"github.com/kilnhq/kiln/fix"
 	"github.com/kilnhq/kiln/manifest"
@@ -17,26 +20,35 @@ import (
 
 // Rules returns every rule kiln can report, sorted by ID: the registered
 // checkers' rules and the engine's kiln/unused-ignore; with paths, also a
-// rule per ValidatingAdmissionPolicy the files there hold (and per policy
-// a binding there names), for kiln rules and kiln explain.
-func Rules(paths []string) ([]*rules.Rule, error) {
+// rule per ValidatingAdmissionPolicy they hold as kiln lint reads them
+// (the config nearest them, its excludes, kustomizations and charts
+// rendered), and per policy a binding there names, for kiln rules and
+// kiln explain.
+func Rules(paths []string, stdin io.Reader) ([]*rules.Rule, error) {
 	all := append(rules.AllRules(), rules.UnusedIgnoreRule)
 	if len(paths) > 0 {
-		set := manifest.Read(paths, nil)
-		if errs := set.Errors(); len(errs) > 0 {
+		s, err := New(settings.New(), paths, stdin)
+		if err != nil {
+			return nil, err
+		}
+		in, err := s.read(paths, readOptions{})
+		if err != nil {
+			return nil, err
+		}
+		if errs := in.set.Errors(); len(errs) > 0 {
 			manifest.SortErrors(errs)
 			return nil, errors.Join(errs...)
 		}
-		all = append(all, cel.PolicyRules(set.Objects())...)
+		all = append(all, cel.PolicyRules(in.set.Objects())...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all, nil
 }
 
-// Rule returns the rule with the ID among Rules(paths) (the last, should
+// Rule returns the rule with the ID among Rules(paths, stdin) (the last, should
 // a policy there take the ID of another).
-func Rule(id string, paths []string) (*rules.Rule, error) {
-	all, err := Rules(paths)
+func Rule(id string, paths []string, stdin io.Reader) (*rules.Rule, error) {
+	all, err := Rules(paths, stdin)
 	if err != nil {
 		return nil, err
 	}

@@ -1,19 +1,19 @@
 // Package session is one run of kiln: the one pipeline that every command
 // judging objects goes through. The settings are resolved (flags, a KRM
 // functionConfig or Argo CD's environment over the config file), the
-// inputs discovered (plain files, kustomizations and Helm charts rendered,
-// App specs compiled), the context read in a first pass (package lint),
-// and every object admitted and judged by every checker (package rules),
-// streamed. kiln lint, build, fix, fn, argocd generate and psa plan each
-// make one call here and report what it returns; a behaviour added here
-// (a setting, a context, a cache) is every command's.
+// inputs read by the one input step (input.go: discovered with the run's
+// excludes, kustomizations and charts rendered, App specs compiled), the
+// context read in a first pass (package lint), and every object admitted
+// and judged by every checker (package rules). kiln lint, build, fix, fn,
+// test, rules, argocd generate and psa plan each make one call here and
+// report what it returns, and ExitCode (outcome.go) is the one map from
+// what they return to an exit code. A setting, a context or an admission
+// phase added here is every command's; the content cache is kiln lint's.
 package session
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/lint"
@@ -69,9 +69,6 @@ func (s *Session) Threshold() rules.Severity { return s.Settings.Threshold() }
 // fail-on level.
 func (s *Session) Fails(res *rules.Result) bool { return FailsAt(res, s.Threshold()) }
 
-// ErrFindings is a run with findings at the fail-on level (exit 1).
-var ErrFindings = errors.New("findings at the fail-on level")
-
 // Verdict is the outcome of a run that found res and met inputErrs:
 // InputErrors for input problems, ErrFindings for findings at the fail-on
 // level, else nil.
@@ -126,45 +123,4 @@ func (s *Session) Judge(objs []*manifest.Object, files []rules.FileObjects) (*ru
 	res.Files = files
 	res.Summary.Files = len(files)
 	return res, nil
-}
-
-// InputErrors are problems with the inputs, each with its position
-// (file:line:col: what is wrong), that stop a command before it judges.
-type InputErrors []error
-
-func (e InputErrors) Error() string {
-	msgs := make([]string, len(e))
-	for i, err := range e {
-		msgs[i] = err.Error()
-	}
-	return strings.Join(msgs, "\n")
-}
-
-// inputErrors returns errs sorted as an InputErrors error, nil for none.
-func inputErrors(errs []error) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	manifest.SortErrors(errs)
-	return InputErrors(errs)
-}
-
-// ExitCode is the exit code of a run that ended with err, one of the
-// session's (0 for nil, 1 for ErrFindings, 2 for InputErrors, whose lines it
-// writes to w sorted), and false for an error the session did not make.
-func ExitCode(err error, w io.Writer) (int, bool) {
-	var ie InputErrors
-	switch {
-	case err == nil:
-		return 0, true
-	case errors.Is(err, ErrFindings):
-		return 1, true
-	case errors.As(err, &ie):
-		manifest.SortErrors(ie)
-		for _, e := range ie {
-			fmt.Fprintln(w, e)
-		}
-		return 2, true
-	}
-	return 0, false
 }

@@ -48,9 +48,5 @@ func argoGenerate(e *env, dir string, getenv func(string) (string, bool), enviro
 			return err
 		}
 	}
-	if s.Fails(g.Findings) {
-		return &exitError{code: exitFindings, msg: "lint findings at the fail-on level; nothing generated"}
-	}
-	_, err = e.stdout.Write(g.Stream)
-	return err
+	return g.Deliver(e.stdout)
 }

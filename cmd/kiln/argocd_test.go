@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kilnhq/kiln/internal/golden"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/session"
 )
 
 // fakeEnv is an environment for readArgoSettings and argoGenerate.
@@ -89,15 +89,7 @@ func runArgo(t *testing.T, dir string, vars fakeEnv) (code int, stdout, stderr s
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb, stdin: strings.NewReader("")}
 	err := argoGenerate(e, dir, vars.lookup, vars.environ(), true)
-	code = exitOK
-	if err != nil {
-		code = exitInput
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		errb.WriteString(err.Error())
-	}
+	code = session.ExitCode(err, &errb)
 	return code, out.String(), errb.String()
 }
 

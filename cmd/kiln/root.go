@@ -2,8 +2,6 @@ package main
 
 import (
 	"embed"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
 
@@ -12,20 +10,6 @@ import (
 	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"
 )
-
-// Exit codes (docs/design.md §4).
-const (
-	exitFindings = 1
-	exitInput    = 2
-)
-
-// exitError carries an exit code out of a command; a nil-message one just sets the code.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string { return e.msg }
 
 // env is what commands read and write besides flags, so tests can run them in-process.
 type env struct {
@@ -67,21 +51,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(e)
 	root.SetArgs(args)
-	err := root.Execute()
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintln(stderr, "kiln: "+ee.msg)
-		}
-		return ee.code
-	}
-	if code, ok := session.ExitCode(err, stderr); ok {
-		return code
-	}
-	// Every other error is a usage or input error: the session's, and
-	// cobra's own (unknown flag, unknown command).
-	fmt.Fprintln(stderr, "kiln: "+err.Error())
-	return exitInput
+	// The session says what every outcome's exit code is: cobra's own
+	// errors (an unknown flag or command) are usage errors.
+	return session.ExitCode(root.Execute(), stderr)
 }
 
 // newSession resolves the settings of a command's flags over the config

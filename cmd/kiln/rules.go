@@ -13,7 +13,7 @@ func newRulesCmd(e *env) *cobra.Command {
 		Use:   "rules [PATH...]",
 		Short: "List every rule: ID, default severity, summary (with PATHs: also the ValidatingAdmissionPolicies there)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			all, err := session.Rules(args)
+			all, err := session.Rules(args, e.stdin)
 			if err != nil {
 				return err
 			}
@@ -28,7 +28,7 @@ func newExplainCmd(e *env) *cobra.Command {
 		Short: "Explain a rule: rationale, a failing and a passing example, how to suppress it (policy/<name> with the PATHs holding the policy)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := session.Rule(args[0], args[1:])
+			r, err := session.Rule(args[0], args[1:], e.stdin)
 			if err != nil {
 				return err
 			}

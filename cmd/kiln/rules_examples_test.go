@@ -27,7 +27,7 @@ var alsoReported = map[string]map[string]string{
 // nothing, not even an info. And every rule kiln can report is listed
 // (kiln rules), with both examples.
 func TestRuleExamples(t *testing.T) {
-	all, err := session.Rules(nil)
+	all, err := session.Rules(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

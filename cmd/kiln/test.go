@@ -1,9 +1,11 @@
 package main
 
 import (
-	"github.com/kilnhq/kiln/policytest"
-	"github.com/spf13/cobra"
 	"strings"
+
+	"github.com/kilnhq/kiln/policytest"
+	"github.com/kilnhq/kiln/session"
+	"github.com/spf13/cobra"
 )
 
 func init() { commands = append(commands, newTestCmd) }
@@ -18,11 +20,11 @@ func newTestCmd(e *env) *cobra.Command {
 			if err := policytest.CheckFormat(format); err != nil {
 				return err
 			}
-			rep := policytest.RunPaths(args, policytest.DefaultOptions())
+			rep, outcome := session.Test(args)
 			if err := policytest.Write(e.stdout, format, rep); err != nil {
 				return err
 			}
-			return &exitError{code: rep.ExitCode()}
+			return outcome
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(policytest.Formats, ", "))
