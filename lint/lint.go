@@ -86,6 +86,10 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	}
 	stdin := readStdin(in)
 	first := readContext(in, stdin, rules.Required(e.Checkers), e.Given)
+	var catalogUsed []string
+	if rules.Required(e.Checkers)[rules.CRDs] {
+		catalogUsed = first.addCRDs(in, stdin, e.Options)
+	}
 	n := len(in.Files) + len(in.Units)
 	files := make([]rules.FileObjects, n)
 	errs := make([][]error, n)
@@ -115,6 +119,7 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	}
 	res.Files = files
 	res.Summary.Files = len(files)
+	res.Catalog = catalogUsed
 	out := &Output{Result: res}
 	for i := range errs {
 		out.Errs = append(out.Errs, errs[i]...)
@@ -279,6 +284,8 @@ type firstPass struct {
 	fromFiles []*manifest.Object
 	specs     map[manifest.Key][]*manifest.Object
 	specErrs  []error
+	// kinds are the group/kind of each scanned file's documents.
+	kinds []map[string]bool
 }
 
 // compiled returns objs with every App spec replaced by what it compiles to.
@@ -409,6 +416,7 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 		}
 	}
 	f.context = keep
+	f.kinds = kinds
 	return f
 }
 
