@@ -194,3 +194,25 @@ func TestUntemplate(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUntemplate: any text either fails or gives text without a template
+// action, and reading that again changes nothing.
+func FuzzUntemplate(f *testing.F) {
+	f.Add([]byte("a: 1\n{{- if .X }}\nb: 2\n{{- end }}\n"))
+	f.Add([]byte("{{- with .Y }}\n  k: {{ .v }}\n{{- end }}\n"))
+	f.Add([]byte("{{ if .caBundle }}{{ cat \"caBundle:\" .caBundle | indent 8 }}{{ end }}\n"))
+	conds := map[string]bool{".X": false, ".Y": true}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := untemplate(data, conds)
+		if err != nil {
+			return
+		}
+		if bytes.Contains(out, []byte("{{")) {
+			t.Fatalf("a template action left in %q", out)
+		}
+		again, err := untemplate(out, conds)
+		if err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("untemplate twice: %q, %v; once: %q", again, err, out)
+		}
+	})
+}
