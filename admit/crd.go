@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/registry/rest"
 	apiregistrationinstall "k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
@@ -55,7 +56,10 @@ type crdVersion struct {
 	structural *structuralschema.Structural
 	strategy   rest.RESTCreateStrategy
 	served     bool
-	err        error
+	// deprecation is the warning the server returns for every request to
+	// a version the CRD marks deprecated ("" for none).
+	deprecation string
+	err         error
 }
 
 // crdSet holds the CRDs of a run: those in the input (valid ones: a CRD the
@@ -216,6 +220,9 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 	for _, ver := range crd.Spec.Versions {
 		if ver.Name == gvk.Version {
 			v.served = ver.Served
+			if ver.Deprecated {
+				v.deprecation = deprecationWarning(crd, ver)
+			}
 		}
 	}
 	if !v.served {
@@ -320,6 +327,9 @@ func (s *crdSet) admit(o *manifest.Object, gvk schema.GroupVersionKind, content 
 			Message: fmt.Sprintf("the CustomResourceDefinition %s does not serve version %s; served: %s", v.crd.Name, gvk.Version, servedCRDVersions(v.crd))}}}
 	}
 	res := Result{Judged: true}
+	if v.deprecation != "" {
+		res.Problems = append(res.Problems, Problem{Rule: RuleWarning, Field: "apiVersion", Message: v.deprecation, Warning: true})
+	}
 	var d decoded
 	// The content is the object's own decoded copy, replaced below: prune and
 	// default it in place rather than copy it.
@@ -411,6 +421,28 @@ func foldCELNotChecked(c created) created {
 		}
 	}
 	return c
+}
+
+// deprecationWarning is the warning the server's custom resource handler
+// returns for a deprecated version: the CRD's deprecationWarning, else
+// what apiextensions-apiserver's defaultDeprecationWarning says (the
+// newest served version not deprecated that is newer, if any).
+func deprecationWarning(crd *apiextensions.CustomResourceDefinition, ver apiextensions.CustomResourceDefinitionVersion) string {
+	if ver.DeprecationWarning != nil {
+		return *ver.DeprecationWarning
+	}
+	msg := fmt.Sprintf("%s/%s %s is deprecated", crd.Spec.Group, ver.Name, crd.Spec.Names.Kind)
+	var newer []string
+	for _, v := range crd.Spec.Versions {
+		if v.Served && !v.Deprecated && version.CompareKubeAwareVersionStrings(ver.Name, v.Name) < 0 {
+			newer = append(newer, v.Name)
+		}
+	}
+	if len(newer) == 0 {
+		return msg
+	}
+	sort.Slice(newer, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(newer[i], newer[j]) > 0 })
+	return msg + fmt.Sprintf("; use %s/%s %s", crd.Spec.Group, newer[0], crd.Spec.Names.Kind)
 }
 
 func servedCRDVersions(c *apiextensions.CustomResourceDefinition) string {

@@ -107,6 +107,13 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 		needed[c] = true
 	}
 	first := readContext(in, stdin, needed, e.Given)
+	// Custom resources whose CRD is not in the input are judged with the
+	// CRDs of crds: or the catalog, which join the context here: before
+	// the cache's run key is made of it and before admission.
+	var catalogUsed []string
+	if needed[rules.CRDs] {
+		catalogUsed = first.addCRDs(in, stdin, e.Options)
+	}
 	var m *memo.Memo
 	if in.Cache != nil {
 		m = memo.New(in.Cache, &e, first.context) // the context as read, before admission
@@ -155,6 +162,7 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	}
 	res.Files = files
 	res.Summary.Files = len(files)
+	res.Catalog = catalogUsed
 	out := &Output{Result: res}
 	for i := range errs {
 		out.Errs = append(out.Errs, errs[i]...)
@@ -355,6 +363,8 @@ type firstPass struct {
 	fromFiles []*manifest.Object
 	specs     map[manifest.Key][]*manifest.Object
 	specErrs  []error
+	// kinds are the group/kind of each scanned file's documents.
+	kinds []map[string]bool
 }
 
 // compiled returns objs with every App spec replaced by what it compiles to.
@@ -485,6 +495,7 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 		}
 	}
 	f.context = keep
+	f.kinds = kinds
 	return f
 }
 

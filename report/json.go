@@ -65,6 +65,9 @@ type jsonSummary struct {
 	// matched. Both only when a baseline was used.
 	Baselined     int `json:"baselined,omitempty"`
 	BaselineFixed int `json:"baselineFixed,omitempty"`
+	// Catalog names the entries of kiln's CRD catalog that judged custom
+	// resources ("flux v2.9.5"), when any did.
+	Catalog []string `json:"catalog,omitempty"`
 }
 
 // jsonError is an input error: a file that cannot be read or rendered.
@@ -105,7 +108,7 @@ func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	js.field(1, "summary", jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
 		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed, InputErrors: len(errs),
 		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, Assumed: s.Assumed,
-		Baselined: s.Baselined, BaselineFixed: in.BaselineFixed}, true)
+		Baselined: s.Baselined, BaselineFixed: in.BaselineFixed, Catalog: res.Catalog}, true)
 	js.raw("}\n")
 	return js.flush()
 }

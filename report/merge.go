@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,6 +68,11 @@ func Merge(reports []io.Reader, name func(i int) string) (*rules.Result, Inputs,
 		in.Charts += s.Charts
 		in.Kustomizations += s.Kustomizations
 		in.BaselineFixed += s.BaselineFixed
+		for _, c := range s.Catalog {
+			if !slices.Contains(res.Catalog, c) {
+				res.Catalog = append(res.Catalog, c)
+			}
+		}
 		if s.Baselined > 0 {
 			in.Baseline = "the shards' baseline"
 		}
@@ -84,6 +90,7 @@ func Merge(reports []io.Reader, name func(i int) string) (*rules.Result, Inputs,
 		return nil, in, fmt.Errorf("shard %s of %d missing: merge the reports of every shard", strings.Join(missing, ", "), count)
 	}
 	rules.SortFindings(res.Findings)
+	slices.Sort(res.Catalog)
 	manifest.SortErrors(in.Errors)
 	in.Skipped = make([]manifest.Skipped, skipped)
 	for i := range in.Skipped {

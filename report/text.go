@@ -109,6 +109,9 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 		bw.WriteString("\n")
 	}
 	writeInputsText(bw, opts.Inputs)
+	if len(res.Catalog) > 0 {
+		bw.WriteString("catalog: " + strings.Join(res.Catalog, ", ") + " (CRDs not in the input, from kiln's catalog: kiln crds list)\n")
+	}
 	if fixable > 0 {
 		// As ruff and eslint say what their --fix would do.
 		bw.WriteString(plural.Count(fixable, "finding") + " kiln fix can repair (kiln fix --dry-run shows the changes)\n")

@@ -60,6 +60,9 @@ type Result struct {
 	Rules []*Rule
 	// Files lists every file read, in input order, with the objects it holds (for per-file reports).
 	Files []FileObjects
+	// Catalog names the entries of kiln's CRD catalog whose CRDs judged
+	// custom resources ("cert-manager v1.21.2"), sorted.
+	Catalog []string
 
 	spill *spill.File[Finding]      // the findings, if they spilled
 	keep  func(Finding) bool        // of the spilled findings, those Keep kept

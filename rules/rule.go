@@ -277,6 +277,14 @@ type Options struct {
 	// ServiceCIDRs is the target cluster's service network (kube-apiserver's
 	// --service-cluster-ip-range); empty for single-stack IPv4.
 	ServiceCIDRs []string
+	// CRDs are files and directories of CustomResourceDefinitions the user
+	// names (crds:): they define the input's custom resources that the
+	// input has no CRD for, before the catalog does.
+	CRDs []string
+	// CatalogOff turns kiln's built-in CRD catalog off; CatalogVersions
+	// pins a catalog project's version (project: version).
+	CatalogOff      bool
+	CatalogVersions map[string]string
 }
 
 // DefaultOptions returns the options kiln uses when no flag or config says otherwise.

@@ -129,6 +129,8 @@ func (s *Settings) Options() *rules.Options {
 	}
 	o.StorageClasses = s.StorageClasses
 	o.ServiceCIDRs = append([]string(nil), s.ServiceCIDRs...)
+	o.CRDs = append([]string(nil), s.CRDs...)
+	o.CatalogOff, o.CatalogVersions = s.CatalogOff, s.CatalogVersions
 	return o
 }
 

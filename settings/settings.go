@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kilnhq/kiln/catalog"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -61,6 +62,13 @@ type Settings struct {
 	// gives namespaces the input does not declare, by namespace.
 	PSANamespaces map[string]map[string]string
 
+	// CRDs are the files and directories of CustomResourceDefinitions
+	// that crds: names (relative to the config file); CatalogOff and
+	// CatalogVersions are what catalog: says of the built-in CRD catalog.
+	CRDs            []string
+	CatalogOff      bool
+	CatalogVersions map[string]string
+
 	ruleAt map[string]manifest.Position
 	// excludeRE are the Exclude globs compiled, in the same order.
 	excludeRE []*regexp.Regexp
@@ -92,6 +100,7 @@ const (
 	list
 	mapping
 	boolean // a flag without a value
+	toggle  // true, false or a mapping (catalog)
 )
 
 // entry is one setting: its name in each source and how it is applied.
@@ -188,6 +197,19 @@ var table = []entry{
 	{key: "noCache", flag: "no-cache", kind: boolean,
 		apply: func(s *Settings, a Assignment, v value) error { s.NoCache = v.str == "true"; return nil }},
 
+	// CRDs beside the input, and the built-in catalog (applyCatalog).
+	{key: "crds", inFile: true, kind: list,
+		apply: func(s *Settings, a Assignment, v value) error {
+			for _, p := range v.strs {
+				if a.Pos.File != "" && !filepath.IsAbs(p) {
+					p = filepath.Join(filepath.Dir(a.Pos.File), p) // relative to the config
+				}
+				s.CRDs = append(s.CRDs, p)
+			}
+			return nil
+		}},
+	{key: "catalog", inFile: true, kind: toggle, apply: applyCatalog},
+
 	{key: "serviceCIDRs", param: "service-cidrs", spec: "serviceCIDRs", flag: "service-cidr", env: "SERVICE_CIDRS", inFile: true, kind: list, apply: applyServiceCIDRs},
 }
 
@@ -260,6 +282,12 @@ func (s *Settings) apply(a Assignment) error {
 	case mapping:
 		if n.Kind != yaml.MappingNode {
 			return a.errorf("%s must be a mapping", a.Key)
+		}
+	case toggle:
+		if n.Kind == yaml.ScalarNode && (n.Value == "true" || n.Value == "false") {
+			v.str = n.Value
+		} else if n.Kind != yaml.MappingNode {
+			return a.errorf("%s must be true, false or a mapping", a.Key)
 		}
 	}
 	return e.apply(s, a, v)
@@ -390,6 +418,34 @@ func applyServiceCIDRs(s *Settings, a Assignment, v value) error {
 		return a.errorf("serviceCIDRs: the two CIDRs of a dual-stack service network must be one IPv4 and one IPv6")
 	}
 	s.ServiceCIDRs = v.strs
+	return nil
+}
+
+// applyCatalog reads catalog: false (the built-in CRD catalog off), true,
+// or a mapping of catalog projects to the version to use where the
+// catalog holds several (flux: v2.7.5), each checked against the catalog.
+func applyCatalog(s *Settings, a Assignment, v value) error {
+	if v.str != "" {
+		s.CatalogOff = v.str == "false"
+		return nil
+	}
+	ix, err := catalog.Load()
+	if err != nil {
+		return a.errorf("%v", err)
+	}
+	m := a.Value
+	pins := map[string]string{}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		k, x := m.Content[j], m.Content[j+1]
+		if x.Kind != yaml.ScalarNode {
+			return a.at(x).errorf("catalog.%s must be a version (kiln crds list lists them)", k.Value)
+		}
+		if err := ix.CheckPins(map[string]string{k.Value: x.Value}); err != nil {
+			return a.at(k).errorf("catalog.%s: %v", k.Value, err)
+		}
+		pins[k.Value] = x.Value
+	}
+	s.CatalogOff, s.CatalogVersions = false, pins
 	return nil
 }
 

@@ -119,7 +119,7 @@ func (s *state) reportMutateNotes(p *rules.Pass) {
 // reportNoCRD reports each custom resource kind without a CRD once.
 func (s *state) reportNoCRD(p *rules.Pass) {
 	s.noCRD.Each(func(m *rules.Mark, _ string, _ int) {
-		p.Report(rules.Diagnostic{Rule: admit.RuleNoCRD, At: m, Message: fmt.Sprintf("%s %s is a custom resource whose CustomResourceDefinition is not in the input: kiln cannot check its fields (add the CRD to the linted files to have every %s judged against its schema)", m.Ref.APIVersion, m.Ref.Kind, m.Ref.Kind)})
+		p.Report(rules.Diagnostic{Rule: admit.RuleNoCRD, At: m, Message: fmt.Sprintf("%s %s is a custom resource whose CustomResourceDefinition is not in the input, in crds: or in kiln's catalog: kiln cannot check its fields (add the CRD to the linted files, or name it in crds: in .kiln.yaml, to have every %s judged against its schema)", m.Ref.APIVersion, m.Ref.Kind, m.Ref.Kind)})
 	})
 }
 
