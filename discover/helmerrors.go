@@ -46,8 +46,8 @@ func valuesError(ch *chart.Chart, dir string, set ChartSettings, err error) erro
 
 // schemaAt and schemaMissing read the place a schema violation names:
 // "at '/image/tag': …", "at '/image': missing property 'repository'" and,
-// at the top (Helm 4 drops a null value before the check), "at '':
-// missing property 'policy'".
+// at the top (Helm 4 drops a null value before the check), the empty path
+// with "missing property 'policy'".
 var (
 	schemaAt      = regexp.MustCompile(`^at '(/?[^']*)'`)
 	schemaMissing = regexp.MustCompile(`missing propert(?:y|ies) '([^']+)'`)

@@ -80,7 +80,7 @@ func (s *Session) judgeForFix(paths []string, edited map[string][]byte) (*fix.Ju
 			k := objectKey{o.File, o.Ref()}
 			rendered[k] = append(rendered[k], o)
 		}
-		chart[u.Dir] = u.Kind == "chart"
+		chart[u.Dir] = u.Kind == "chart" || u.Kind == "helmrelease" // a HelmRelease's objects are a chart's
 		objs = append(objs, u.Source.Objects...)
 	}
 	x := compiler.Expand(objs)

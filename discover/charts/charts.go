@@ -91,7 +91,7 @@ type Chart struct {
 
 // ErrNotCached is returned (wrapped) for a chart, index or tag list
 // `kiln fetch` has not stored.
-var ErrNotCached = errors.New("not in kiln's chart cache")
+var ErrNotCached = errors.New("not fetched")
 
 // DefaultMaxBytes bounds the cache's size (blobs) after a fetch.
 const DefaultMaxBytes = 2 << 30

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"helm.sh/helm/v4/pkg/getter"
 	"helm.sh/helm/v4/pkg/helmpath"
@@ -86,7 +87,7 @@ func (f *Fetcher) repoEntry(url string) *repo.Entry {
 }
 
 func (f *Fetcher) httpGet(src Source, url string) ([]byte, error) {
-	opts := []getter.Option{getter.WithURL(src.URL), getter.WithTransport(f.transport(src.InsecureSkipTLSVerify))}
+	opts := []getter.Option{getter.WithURL(src.URL), getter.WithTransport(f.transport(src.InsecureSkipTLSVerify)), getter.WithTimeout(5 * time.Minute)}
 	if src.InsecureSkipTLSVerify {
 		opts = append(opts, getter.WithInsecureSkipVerifyTLS(true))
 	}
