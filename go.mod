@@ -28,6 +28,7 @@ require (
 require (
 	github.com/fluxcd/pkg/apis/meta v1.30.2
 	github.com/fluxcd/pkg/chartutil v1.27.2
+	github.com/google/go-containerregistry v0.22.1
 	github.com/yuin/gopher-lua v1.1.1
 	helm.sh/helm/v4 v4.3.2
 	sigs.k8s.io/controller-runtime v0.25.2
@@ -42,7 +43,6 @@ require (
 	github.com/extism/go-sdk v1.7.1 // indirect
 	github.com/gofrs/flock v0.13.0 // indirect
 	github.com/google/btree v1.1.3 // indirect
-	github.com/google/go-containerregistry v0.22.1 // indirect
 	github.com/ianlancetaylor/demangle v0.0.0-20240805132620-81f5be970eca // indirect
 	github.com/liggitt/tabwriter v0.0.0-20181228230101-89fcab3d43de // indirect
 	github.com/moby/term v0.5.2 // indirect

@@ -175,7 +175,6 @@ func helmCanonical(t *testing.T, out []byte) []string {
 	return lines
 }
 
-
 // canonicalObjects is helmCanonical for kiln's objects, without the origin
 // labels (the named difference).
 func canonicalObjects(t *testing.T, objs []*manifest.Object) []string {
