@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kilnhq/kiln/discover/charts"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/yaml"
 )
@@ -33,6 +34,13 @@ type Options struct {
 	// (kiln build and argocd generate read App specs and the files beside
 	// them).
 	Plain bool
+	// Charts is the chart cache HelmReleases render from (nil: the
+	// default one, charts.DefaultDir; read only, never the network).
+	Charts *charts.Cache
+	// GitSource returns the folder a Flux GitRepository stands for when it
+	// is this repository (a HelmRelease's chart path is read there); nil:
+	// the input's repository when the input declares one GitRepository.
+	GitSource func(namespace, name string) (dir string, ok bool)
 }
 
 // ChartSettings are how one chart is rendered.
@@ -76,6 +84,9 @@ type Result struct {
 	Warnings []error
 	// Errs are problems with the inputs themselves (a path that does not exist).
 	Errs []error
+	// Charts are the chart sources the HelmReleases name (what `kiln
+	// fetch` downloads), and MissingCharts those not in the chart cache.
+	Charts, MissingCharts []charts.Source
 }
 
 // Count returns how many units of a kind were rendered without error.
@@ -181,6 +192,7 @@ func Discover(paths []string, opts Options) *Result {
 	files, skipped := c.plainFiles(kusts, excluded)
 	res.Files = append(res.Files, files...)
 	res.Skipped = append(res.Skipped, skipped...)
+	res.renderHelmReleases(paths, opts)
 	sort.SliceStable(res.Units, func(i, j int) bool { return res.Units[i].Dir < res.Units[j].Dir })
 	return res
 }

@@ -10,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/strvals"
+	"helm.sh/helm/v4/pkg/chart/common"
+	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	"helm.sh/helm/v4/pkg/strvals"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -26,12 +28,14 @@ import (
 // warnings naming the chart's file.
 func renderChart(dir string, opts Options) (*manifest.Source, []error) {
 	logged := captureOutput()
-	src := render(dir, opts)
-	return src, helmNotes(dir, logged())
+	var notes []error
+	src := render(dir, opts, &notes)
+	return src, append(helmNotes(dir, logged()), notes...)
 }
 
-// render is renderChart without the log.
-func render(dir string, opts Options) *manifest.Source {
+// render is renderChart without the log; what the values' schema check
+// could not do offline goes to notes.
+func render(dir string, opts Options, notes *[]error) *manifest.Source {
 	chartFile := filepath.Join(dir, "Chart.yaml")
 	src := &manifest.Source{Path: chartFile}
 	fail := func(pos manifest.Position, format string, args ...any) *manifest.Source {
@@ -57,7 +61,7 @@ func render(dir string, opts Options) *manifest.Source {
 	}
 	vals := map[string]any{}
 	for _, f := range set.ValueFiles {
-		v, err := chartutil.ReadValuesFile(f)
+		v, err := common.ReadValuesFile(f)
 		if err != nil {
 			return fail(manifest.Position{File: f}, "cannot read Helm values: %v", err)
 		}
@@ -68,35 +72,99 @@ func render(dir string, opts Options) *manifest.Source {
 			return fail(manifest.Position{File: "--set " + s}, "%v", err)
 		}
 	}
-	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
-		return fail(manifest.Position{}, "Helm dependencies: %v", err)
+	rel := common.ReleaseOptions{Name: orDefault(set.ReleaseName, "release-name"), Namespace: orDefault(set.Namespace, "default"), Revision: 1, IsInstall: true}
+	return renderLoaded(src, chartRender{
+		ch: ch, vals: vals, rel: rel, kube: opts.KubeVersion, crds: true, unit: dir, pos: chartPos(dir), notes: notes,
+		valuesErr:   func(err error) error { return valuesError(ch, dir, set, err) },
+		templateErr: func(err error) error { return templateError(ch, dir, set, err) },
+		crdFile:     func(name string) string { return diskPath(dir, name) },
+		place: func(name, text string) (string, func(*yaml.Node)) {
+			lines := traceLines(text, templateOf(ch, name))
+			return diskPath(dir, name), func(n *yaml.Node) { mapLines(n, lines) }
+		},
+	})
+}
+
+// chartRender is one rendering of a loaded chart: its values (over the
+// chart's own), the release, and where its objects are placed.
+type chartRender struct {
+	ch   *chart.Chart
+	vals map[string]any
+	rel  common.ReleaseOptions
+	kube manifest.KubeVersion
+	// crds puts the chart's crds/ among the objects (helm install does,
+	// helm template only with --include-crds).
+	crds bool
+	// unit names the rendered unit the objects belong to.
+	unit string
+	// pos is where a problem of the whole chart is reported.
+	pos manifest.Position
+	// valuesErr and templateErr say why the values or a template failed.
+	valuesErr, templateErr func(error) error
+	// crdFile names the file a crds/ file's objects are in.
+	crdFile func(name string) string
+	// place returns, for a template's rendered output, the file its
+	// objects are placed in and a function that moves each object's
+	// nodes to their lines there (0: at the nearest placed parent).
+	place func(name, text string) (string, func(*yaml.Node))
+	// notes receives what the values' schema check could not do offline.
+	notes *[]error
+	// edit changes each template object's tree before it is made an
+	// object (a HelmRelease's origin labels), post replaces the template
+	// objects (a HelmRelease's post-renderers, which then edit); crds/ are
+	// neither edited nor post-rendered, as Helm installs them apart.
+	edit []func(*yaml.Node)
+	post func([]*manifest.Object) ([]*manifest.Object, error)
+}
+
+// renderLoaded renders r's chart as `helm template` does, with Helm's
+// engine and no cluster, and appends the objects and errors to src.
+func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
+	ch := r.ch
+	vals := r.vals
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
+		src.Errs = append(src.Errs, &manifest.Error{Pos: r.pos, Msg: fmt.Sprintf("Helm dependencies: %v", err)})
+		return src
 	}
-	caps := chartutil.DefaultCapabilities.Copy()
-	kv := opts.KubeVersion
+	caps := common.DefaultCapabilities.Copy()
+	kv := r.kube
 	if kv.Major == 0 {
 		kv = manifest.LatestKube
 	}
-	caps.KubeVersion = chartutil.KubeVersion{Version: fmt.Sprintf("v%d.%d.0", kv.Major, kv.Minor), Major: strconv.Itoa(kv.Major), Minor: strconv.Itoa(kv.Minor)}
-	rel := chartutil.ReleaseOptions{Name: orDefault(set.ReleaseName, "release-name"), Namespace: orDefault(set.Namespace, "default"), Revision: 1, IsInstall: true}
-	values, err := chartutil.ToRenderValues(ch, vals, rel, caps)
+	if v, err := common.ParseKubeVersion(fmt.Sprintf("v%d.%d.0", kv.Major, kv.Minor)); err == nil {
+		caps.KubeVersion = *v
+	}
+	values, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, r.rel, caps, true)
+	if err == nil {
+		var notes []string
+		notes, err = validateValues(ch, values["Values"].(common.Values))
+		if r.notes != nil {
+			for _, n := range notes {
+				*r.notes = append(*r.notes, &manifest.Error{Pos: r.pos, Msg: "warning: " + n})
+			}
+		}
+	}
 	if err != nil {
-		src.Errs = append(src.Errs, valuesError(ch, dir, set, err))
+		src.Errs = append(src.Errs, r.valuesErr(err))
 		return src
 	}
 	rendered, err := engine.Render(ch, values)
 	if err != nil {
-		src.Errs = append(src.Errs, templateError(ch, dir, set, err))
+		src.Errs = append(src.Errs, r.templateErr(err))
 		return src
 	}
 	names := slices.Sorted(maps.Keys(rendered))
 	doc := 0
-	for _, crd := range ch.CRDObjects() {
-		file := diskPath(dir, crd.Filename)
-		objs, errs := manifest.ParseRendered(file, crd.File.Data)
-		src.Errs = append(src.Errs, errs...)
-		for _, o := range objs {
-			o.Unit = dir
-			src.Objects = append(src.Objects, o)
+	var tobjs []*manifest.Object
+	if r.crds {
+		for _, crd := range ch.CRDObjects() {
+			file := r.crdFile(crd.Filename)
+			objs, errs := manifest.ParseRendered(file, crd.File.Data)
+			src.Errs = append(src.Errs, errs...)
+			for _, o := range objs {
+				o.Unit = r.unit
+				src.Objects = append(src.Objects, o)
+			}
 		}
 	}
 	for _, name := range names {
@@ -105,8 +173,7 @@ func render(dir string, opts Options) *manifest.Source {
 		if strings.HasPrefix(base, "_") || base == "NOTES.txt" || strings.TrimSpace(text) == "" {
 			continue
 		}
-		file := diskPath(dir, name)
-		lines := traceLines(text, templateOf(ch, name))
+		file, move := r.place(name, text)
 		for _, d := range splitRendered(text) {
 			objs, errs := manifest.ParseRendered(file, []byte(d.text))
 			for _, err := range errs {
@@ -115,21 +182,36 @@ func render(dir string, opts Options) *manifest.Source {
 			for _, o := range objs {
 				n := o.Node()
 				shiftNode(n, d.line-1, d.col-1)
-				mapLines(n, lines)
+				move(n)
 				if n.Line == 0 {
 					n.Line, n.Column = 1, 1
 				}
 				fillPositions(n, nil)
-				ro, err := manifest.NewRenderedObject(file, dir, doc, n)
+				if r.post == nil {
+					for _, e := range r.edit {
+						e(n)
+					}
+					fillPositions(n, nil)
+				}
+				ro, err := manifest.NewRenderedObject(file, r.unit, doc, n)
 				doc++
 				if err != nil {
 					src.Errs = append(src.Errs, renderedError(err, name, renderedDoc{line: 1, col: 1}))
 					continue
 				}
-				src.Objects = append(src.Objects, ro)
+				tobjs = append(tobjs, ro)
 			}
 		}
 	}
+	if r.post != nil && len(src.Errs) == 0 {
+		out, err := r.post(tobjs)
+		if err != nil {
+			src.Errs = append(src.Errs, &manifest.Error{Pos: r.pos, Msg: err.Error()})
+			return src
+		}
+		tobjs = out
+	}
+	src.Objects = append(src.Objects, tobjs...)
 	return src
 }
 

@@ -58,16 +58,18 @@ func TestRenderedPositionsAreNeverLineZero(t *testing.T) {
 	}
 }
 
+// TestSplitRendered: Helm 4's splitter keeps a document's trailing line
+// break (Helm 3's trimmed it); positions are those of the rendered lines.
 func TestSplitRendered(t *testing.T) {
 	tests := []struct {
 		name, out string
 		want      []renderedDoc
 	}{
-		{"plain", "a: 1\n---\nb: 2\n", []renderedDoc{{"a: 1", 1, 1}, {"b: 2", 3, 1}}},
-		{"glued comment", "---# c\nkind: X\n", []renderedDoc{{"# c\nkind: X", 1, 4}}},
-		{"glued on a later line", "a: 1\n---b: 2\n", []renderedDoc{{"a: 1", 1, 1}, {"b: 2", 2, 4}}},
-		{"blank lines and leading space", "\n\n  a: 1\n---\n\n\nb: é\n---\nc: 3", []renderedDoc{{"a: 1", 3, 3}, {"b: é", 7, 1}, {"c: 3", 9, 1}}},
-		{"a document repeated", "a: 1\n---\na: 1\n", []renderedDoc{{"a: 1", 1, 1}, {"a: 1", 3, 1}}},
+		{"plain", "a: 1\n---\nb: 2\n", []renderedDoc{{"a: 1\n", 1, 1}, {"b: 2\n", 3, 1}}},
+		{"glued comment", "---# c\nkind: X\n", []renderedDoc{{"# c\nkind: X\n", 1, 4}}},
+		{"glued on a later line", "a: 1\n---b: 2\n", []renderedDoc{{"a: 1\n", 1, 1}, {"b: 2\n", 2, 4}}},
+		{"blank lines and leading space", "\n\n  a: 1\n---\n\n\nb: é\n---\nc: 3", []renderedDoc{{"a: 1\n", 3, 3}, {"b: é\n", 7, 1}, {"c: 3", 9, 1}}},
+		{"a document repeated", "a: 1\n---\na: 1\n", []renderedDoc{{"a: 1\n", 1, 1}, {"a: 1\n", 3, 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +98,7 @@ func TestChartThatNeedsValues(t *testing.T) {
 		wantErr []string // substrings of the one error, position first
 	}{
 		{"schema requires a value", ChartSettings{}, []string{
-			dir + "/Chart.yaml:1:1: ", `chart "needs-values" cannot render: its values do not meet its values.schema.json (at '/policy': got null, want string)`,
+			dir + "/Chart.yaml:1:1: ", `chart "needs-values" cannot render: its values do not meet its values.schema.json (at '': missing property 'policy')`,
 			"set them with helm.charts." + dir + ".set (e.g. [policy=…]) or list values files in helm.charts." + dir + ".values in .kiln.yaml, or pass --set/--values"}},
 		{"the setting's name is the caller's", ChartSettings{Setting: "helm.charts.app"}, []string{"helm.charts.app.set (e.g. [policy=…])"}},
 		{"required fails at its template line", ChartSettings{Set: []string{"policy=sync"}}, []string{

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
-	"helm.sh/helm/v3/pkg/chart"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
 )
 
 // valuesError says why a chart's values do not meet its values.schema.json
@@ -45,9 +45,11 @@ func valuesError(ch *chart.Chart, dir string, set ChartSettings, err error) erro
 }
 
 // schemaAt and schemaMissing read the place a schema violation names:
-// "at '/image/tag': …" and "at '/image': missing property 'repository'".
+// "at '/image/tag': …", "at '/image': missing property 'repository'" and,
+// at the top (Helm 4 drops a null value before the check), the empty path
+// with "missing property 'policy'".
 var (
-	schemaAt      = regexp.MustCompile(`^at '(/[^']*)'`)
+	schemaAt      = regexp.MustCompile(`^at '(/?[^']*)'`)
 	schemaMissing = regexp.MustCompile(`missing propert(?:y|ies) '([^']+)'`)
 )
 
@@ -126,17 +128,48 @@ func templatePos(dir, name, line, col string) manifest.Position {
 
 // helmNotes turns what Helm logged while loading and rendering the chart
 // in dir into warnings: a symbolic link it followed names the link; any
-// other line names the chart.
+// other line names the chart. Helm 4 logs through log/slog, whose default
+// handler writes "LEVEL message key=value ..." to the standard logger.
 func helmNotes(dir string, lines []string) []error {
 	var out []error
 	for _, l := range lines {
-		if rest, ok := strings.CutPrefix(l, "found symbolic link in path: "); ok {
-			link, target, _ := strings.Cut(rest, " resolves to ")
-			target, _, _ = strings.Cut(target, ". Contents of linked file")
-			out = append(out, &manifest.Error{Pos: manifest.Position{File: relOr(link)}, Msg: "warning: Helm follows this symbolic link to " + relOr(target) + " and reads the file there into the chart"})
-			continue
+		l = trimLevel(l)
+		if rest, ok := strings.CutPrefix(l, "found symbolic link in path. Contents of linked file included and used "); ok {
+			link, target := slogAttr(rest, "path"), slogAttr(rest, "resolved")
+			if link != "" && target != "" {
+				out = append(out, &manifest.Error{Pos: manifest.Position{File: relOr(link)}, Msg: "warning: Helm follows this symbolic link to " + relOr(target) + " and reads the file there into the chart"})
+				continue
+			}
 		}
 		out = append(out, &manifest.Error{Pos: chartPos(dir), Msg: "warning: Helm: " + l})
 	}
 	return out
+}
+
+// trimLevel drops the level slog's default handler starts a line with.
+func trimLevel(l string) string {
+	for _, lvl := range []string{"DEBUG ", "INFO ", "WARN ", "ERROR "} {
+		if rest, ok := strings.CutPrefix(l, lvl); ok {
+			return rest
+		}
+	}
+	return l
+}
+
+// slogAttr returns the value of key in the "key=value key2="quoted value""
+// attributes slog's text form writes ("" if absent).
+func slogAttr(attrs, key string) string {
+	i := strings.Index(" "+attrs, " "+key+"=")
+	if i < 0 {
+		return ""
+	}
+	v := attrs[i+len(key)+1:]
+	if strings.HasPrefix(v, `"`) {
+		if s, err := strconv.QuotedPrefix(v); err == nil {
+			u, _ := strconv.Unquote(s)
+			return u
+		}
+	}
+	v, _, _ = strings.Cut(v, " ")
+	return v
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"helm.sh/helm/v3/pkg/releaseutil"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 

@@ -47,7 +47,7 @@ func place(j *Judged, edited map[string][]byte) *placed {
 			k := objectKey{o.File, o.Ref()}
 			rendered[k] = append(rendered[k], o)
 		}
-		chart[u.Dir] = u.Kind == "chart"
+		chart[u.Dir] = u.Kind == "chart" || u.Kind == "helmrelease" // a HelmRelease's objects are a chart's
 	}
 	sources := map[string]*File{}
 	notes := map[string]bool{}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/discover/charts"
 	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/manifest"
@@ -36,6 +37,9 @@ type readOptions struct {
 	dropConfigs bool
 	// keepData keeps each plain file's bytes (kiln fix edits them).
 	keepData bool
+	// charts is the chart cache HelmReleases render from (nil: the
+	// default one; kiln fetch names the one it fills).
+	charts *charts.Cache
 }
 
 // input is what the paths hold, in memory.
@@ -77,6 +81,7 @@ func (s *Session) discover(paths []string, o readOptions) *discover.Result {
 		Edited:      edited,
 		Chart:       s.Settings.Chart,
 		Plain:       o.plain,
+		Charts:      o.charts,
 	})
 }
 

@@ -1,0 +1,700 @@
+package discover
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	fluxchartutil "github.com/fluxcd/pkg/chartutil"
+	"github.com/go-logr/logr"
+	"github.com/kilnhq/kiln/discover/charts"
+	"github.com/kilnhq/kiln/internal/yamlnode"
+	"github.com/kilnhq/kiln/manifest"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	kubeclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// The Flux group a HelmRelease is in, and the labels helm-controller's
+// origin post-renderer puts on every object of a release.
+const (
+	helmGroup          = "helm.toolkit.fluxcd.io"
+	originNameLabel    = helmGroup + "/name"
+	originNamespaceLbl = helmGroup + "/namespace"
+)
+
+// IsHelmRelease reports whether o is a Flux HelmRelease (v2, or a v2beta
+// version still found in repositories).
+func IsHelmRelease(o *manifest.Object) bool {
+	return o.Kind == "HelmRelease" && strings.HasPrefix(o.APIVersion, helmGroup+"/")
+}
+
+// HelmReleases is what rendering a run's HelmReleases gave.
+type HelmReleases struct {
+	// Units hold each release's objects (Kind "helmrelease"), or the
+	// errors that kept it from rendering.
+	Units []*Unit
+	// Charts are the chart sources the releases name, cached or not:
+	// what `kiln fetch` downloads.
+	Charts []charts.Source
+	// Missing are those of Charts the cache lacks.
+	Missing []charts.Source
+	// Warnings are what rendering could not do but is no input error.
+	Warnings []error
+}
+
+// RenderHelmReleases renders every HelmRelease among releases as
+// helm-controller renders it, from kiln's chart cache (never the
+// network): the chart its chartRef or chart.spec names, resolved through
+// the sources in context (HelmRepository, OCIRepository, HelmChart,
+// GitRepository); values merged over valuesFrom (the ConfigMaps and
+// Secrets in context) by fluxcd/pkg/chartutil; releaseName,
+// targetNamespace, install.crds, postRenderers and commonMetadata. The
+// Flux Kustomization builder calls it on what its builds output; Discover
+// calls it on the input's files and rendered units.
+func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *HelmReleases {
+	out := &HelmReleases{}
+	r := &releaseRenderer{opts: opts, ctx: newFluxContext(context), out: out, loaded: map[string][]byte{}}
+	if opts.Charts != nil {
+		r.cache = opts.Charts
+	} else if c, err := charts.Open(""); err == nil {
+		r.cache = c
+	}
+	seen := map[string]bool{}
+	for _, o := range releases {
+		if !IsHelmRelease(o) {
+			continue
+		}
+		u := r.render(o)
+		if !seen[u.Dir] {
+			seen[u.Dir] = true
+			out.Units = append(out.Units, u)
+		}
+	}
+	return out
+}
+
+// fluxContext finds the objects a HelmRelease names, by kind, namespace and name.
+type fluxContext struct {
+	byName map[string][]*manifest.Object // "Kind/name"
+}
+
+func newFluxContext(objs []*manifest.Object) *fluxContext {
+	c := &fluxContext{byName: map[string][]*manifest.Object{}}
+	for _, o := range objs {
+		k := o.Kind + "/" + o.Name
+		c.byName[k] = append(c.byName[k], o)
+	}
+	return c
+}
+
+// find returns the object of kind named name in namespace ns (an object
+// without a namespace matches any: a Flux Kustomization may set it).
+func (c *fluxContext) find(kind, ns, name string) *manifest.Object {
+	var loose *manifest.Object
+	for _, o := range c.byName[kind+"/"+name] {
+		if o.Namespace == ns {
+			return o
+		}
+		if o.Namespace == "" && loose == nil {
+			loose = o
+		}
+	}
+	return loose
+}
+
+// helmRelease is the part of a HelmRelease (helm.toolkit.fluxcd.io/v2)
+// that decides what it renders.
+type helmRelease struct {
+	Spec struct {
+		ReleaseName     string `json:"releaseName"`
+		TargetNamespace string `json:"targetNamespace"`
+		Chart           *struct {
+			Spec chartSpec `json:"spec"`
+		} `json:"chart"`
+		ChartRef       *crossRef              `json:"chartRef"`
+		Values         map[string]any         `json:"values"`
+		ValuesFrom     []meta.ValuesReference `json:"valuesFrom"`
+		CommonMetadata *struct {
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
+		} `json:"commonMetadata"`
+		Install *struct {
+			CRDs string `json:"crds"`
+		} `json:"install"`
+		PostRenderers []struct {
+			Kustomize *kustomizePostRenderer `json:"kustomize"`
+		} `json:"postRenderers"`
+	} `json:"spec"`
+}
+
+type chartSpec struct {
+	Chart     string   `json:"chart"`
+	Version   string   `json:"version"`
+	SourceRef crossRef `json:"sourceRef"`
+}
+
+type crossRef struct {
+	Kind      string `json:"kind"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
+// releaseRenderer renders the HelmReleases of one call.
+type releaseRenderer struct {
+	opts   Options
+	ctx    *fluxContext
+	cache  *charts.Cache
+	out    *HelmReleases
+	loaded map[string][]byte // a cached chart's bytes by digest, read once per run
+}
+
+// render renders one HelmRelease into its unit.
+func (r *releaseRenderer) render(o *manifest.Object) *Unit {
+	ns := o.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	id := "HelmRelease " + ns + "/" + o.Name
+	if o.Unit != "" {
+		id += " (as " + o.Unit + " builds it)"
+	}
+	src := &manifest.Source{Path: o.File}
+	// One HelmRelease file may be built by several kustomizations (overlays
+	// patching it differently): each build's copy is a release of its own.
+	u := &Unit{Kind: "helmrelease", Dir: manifest.UnitOf(o) + "#" + ns + "/" + o.Name, Source: src}
+	fail := func(format string, args ...any) *Unit {
+		src.Errs = append(src.Errs, &manifest.Error{Pos: o.Pos(), Msg: id + ": " + fmt.Sprintf(format, args...)})
+		return u
+	}
+	content, err := o.Content()
+	if err != nil {
+		return fail("%v", err)
+	}
+	data, _ := json.Marshal(content)
+	var hr helmRelease
+	if err := json.Unmarshal(data, &hr); err != nil {
+		return fail("cannot read its spec: %v", err)
+	}
+	node := o.Node()
+	var valuesNode *yaml.Node
+	if spec := yamlnode.Value(node, "spec"); spec != nil {
+		valuesNode = yamlnode.Value(spec, "values")
+	}
+
+	ch, chartDir, err := r.chart(o, ns, &hr)
+	if err != nil {
+		return fail("%v", err)
+	}
+	values, warn, err := r.values(ns, &hr)
+	for _, w := range warn {
+		r.out.Warnings = append(r.out.Warnings, &manifest.Error{Pos: o.Pos(), Msg: "warning: " + id + ": " + w})
+	}
+	if err != nil {
+		return fail("%v", err)
+	}
+	relNS := ns
+	if hr.Spec.TargetNamespace != "" {
+		relNS = hr.Spec.TargetNamespace
+	}
+	rel := common.ReleaseOptions{Name: releaseName(o.Name, &hr), Namespace: relNS, Revision: 1, IsInstall: true}
+	unit := u.Dir
+	var edits []func(*yaml.Node)
+	// Origin labels (helm-controller's post-renderer, after the user's).
+	labels := map[string]string{originNameLabel: o.Name, originNamespaceLbl: ns}
+	annotations := map[string]string{}
+	if cm := hr.Spec.CommonMetadata; cm != nil {
+		for k, v := range cm.Labels {
+			labels[k] = v
+		}
+		for k, v := range cm.Annotations {
+			annotations[k] = v
+		}
+	}
+	edits = append(edits, func(n *yaml.Node) { setMetadata(n, "labels", labels); setMetadata(n, "annotations", annotations) })
+
+	cr := chartRender{
+		ch: ch, vals: values, rel: rel, kube: r.opts.KubeVersion, unit: unit, pos: o.Pos(),
+		crds:  hr.Spec.Install == nil || (hr.Spec.Install.CRDs != "Skip"),
+		notes: &r.out.Warnings, edit: edits,
+		valuesErr: func(err error) error {
+			v := violations(ch, err)
+			return &manifest.Error{Pos: valuesPos(o, valuesNode, v), Msg: id + ": its values do not meet the chart's values.schema.json (" + strings.Join(v, "; ") + ")"}
+		},
+		templateErr: func(err error) error {
+			return &manifest.Error{Pos: o.Pos(), Msg: id + ": chart " + strconv.Quote(ch.Name()) + " cannot render: " + strings.TrimSpace(err.Error())}
+		},
+	}
+	if chartDir != "" {
+		cr.crdFile = func(name string) string { return diskPath(chartDir, name) }
+		cr.place = func(name, text string) (string, func(*yaml.Node)) {
+			lines := traceLines(text, templateOf(ch, name))
+			return diskPath(chartDir, name), func(n *yaml.Node) { mapLines(n, lines) }
+		}
+	} else {
+		trace := newValueTrace(valuesNode)
+		cr.crdFile = func(string) string { return o.File }
+		cr.place = func(string, string) (string, func(*yaml.Node)) {
+			return o.File, func(n *yaml.Node) { trace.place(n, o.Pos()) }
+		}
+	}
+	if pr := postRenderers(&hr); len(pr) > 0 {
+		cr.post = func(objs []*manifest.Object) ([]*manifest.Object, error) {
+			return applyPostRenderers(objs, pr, o, unit, edits)
+		}
+	}
+	renderLoaded(src, cr)
+	return u
+}
+
+// releaseName is helm-controller's name for the release: spec.releaseName,
+// else [targetNamespace-]name, shortened to 53 characters with a hash as
+// helm-controller's release.ShortenName does.
+func releaseName(name string, hr *helmRelease) string {
+	n := hr.Spec.ReleaseName
+	if n == "" {
+		n = name
+		if hr.Spec.TargetNamespace != "" {
+			n = hr.Spec.TargetNamespace + "-" + name
+		}
+	}
+	if len(n) <= 53 {
+		return n
+	}
+	sum := sha256.Sum256([]byte(n))
+	return strings.ToLower(n[:40] + "-" + hex.EncodeToString(sum[:])[:12])
+}
+
+// chart loads the chart a release names: from the cache for a Helm or OCI
+// repository (noting the source for kiln fetch), from this repository's
+// files for a GitRepository (its directory returned).
+func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) (*chart.Chart, string, error) {
+	var spec chartSpec
+	switch {
+	case hr.Spec.ChartRef != nil:
+		ref := *hr.Spec.ChartRef
+		refNS := orDefault(ref.Namespace, ns)
+		switch ref.Kind {
+		case "OCIRepository":
+			s := r.ctx.find("OCIRepository", refNS, ref.Name)
+			if s == nil {
+				return nil, "", fmt.Errorf("its chartRef OCIRepository %s/%s is not in the input", refNS, ref.Name)
+			}
+			src, err := ociRepositorySource(s)
+			if err != nil {
+				return nil, "", err
+			}
+			return r.cached(src)
+		case "HelmChart":
+			s := r.ctx.find("HelmChart", refNS, ref.Name)
+			if s == nil {
+				return nil, "", fmt.Errorf("its chartRef HelmChart %s/%s is not in the input", refNS, ref.Name)
+			}
+			c, _ := s.Content()
+			data, _ := json.Marshal(c)
+			var hc struct {
+				Spec chartSpec `json:"spec"`
+			}
+			if err := json.Unmarshal(data, &hc); err != nil {
+				return nil, "", fmt.Errorf("HelmChart %s/%s: %v", refNS, ref.Name, err)
+			}
+			spec, ns = hc.Spec, orDefault(s.Namespace, refNS)
+		default:
+			return nil, "", fmt.Errorf("chartRef kind %q is not one helm-controller reads (OCIRepository, HelmChart)", ref.Kind)
+		}
+	case hr.Spec.Chart != nil:
+		spec = hr.Spec.Chart.Spec
+	default:
+		return nil, "", errors.New("it names no chart (spec.chart or spec.chartRef)")
+	}
+	srcNS := orDefault(spec.SourceRef.Namespace, ns)
+	switch spec.SourceRef.Kind {
+	case "HelmRepository":
+		s := r.ctx.find("HelmRepository", srcNS, spec.SourceRef.Name)
+		if s == nil {
+			return nil, "", fmt.Errorf("its chart's source HelmRepository %s/%s is not in the input", srcNS, spec.SourceRef.Name)
+		}
+		c, _ := s.Content()
+		url, _ := nestedString(c, "spec", "url")
+		typ, _ := nestedString(c, "spec", "type")
+		insecure, _ := nestedBool(c, "spec", "insecure")
+		if typ == "oci" || strings.HasPrefix(url, "oci://") {
+			return r.cached(charts.Source{Type: "oci", URL: strings.TrimSuffix(url, "/") + "/" + spec.Chart, Version: spec.Version, PlainHTTP: insecure})
+		}
+		return r.cached(charts.Source{Type: "http", URL: url, Chart: spec.Chart, Version: spec.Version})
+	case "GitRepository":
+		root, ok := "", false
+		if r.opts.GitSource != nil {
+			root, ok = r.opts.GitSource(srcNS, spec.SourceRef.Name)
+		}
+		if !ok {
+			return nil, "", fmt.Errorf("its chart is in GitRepository %s/%s, which kiln does not know to be this repository (map it to a folder in flux.sources in .kiln.yaml)", srcNS, spec.SourceRef.Name)
+		}
+		dir := filepath.Join(root, filepath.FromSlash(spec.Chart))
+		ch, err := loader.LoadDir(dir)
+		if err != nil {
+			return nil, "", fmt.Errorf("cannot load the chart %s: %v", dir, err)
+		}
+		if missing := resolveDependencies(ch, dir); len(missing) > 0 {
+			return nil, "", fmt.Errorf("chart %q needs dependency %q (repository %q), which is not in %s/charts", ch.Name(), missing[0].name, missing[0].repo, dir)
+		}
+		return ch, dir, nil
+	default:
+		return nil, "", fmt.Errorf("its chart's source kind %q is not rendered (kiln reads HelmRepository, OCIRepository, HelmChart and GitRepository)", spec.SourceRef.Kind)
+	}
+}
+
+// ociRepositorySource reads an OCIRepository's URL, ref and insecure.
+func ociRepositorySource(s *manifest.Object) (charts.Source, error) {
+	c, err := s.Content()
+	if err != nil {
+		return charts.Source{}, err
+	}
+	url, _ := nestedString(c, "spec", "url")
+	src := charts.Source{Type: "oci", URL: url}
+	src.Tag, _ = nestedString(c, "spec", "ref", "tag")
+	src.Version, _ = nestedString(c, "spec", "ref", "semver")
+	src.SemverFilter, _ = nestedString(c, "spec", "ref", "semverFilter")
+	src.Digest, _ = nestedString(c, "spec", "ref", "digest")
+	src.PlainHTTP, _ = nestedBool(c, "spec", "insecure")
+	if url == "" {
+		return src, fmt.Errorf("OCIRepository %s/%s has no spec.url", s.Namespace, s.Name)
+	}
+	return src, nil
+}
+
+// cached loads a chart version from the cache, noting its source.
+func (r *releaseRenderer) cached(src charts.Source) (*chart.Chart, string, error) {
+	r.out.Charts = append(r.out.Charts, src)
+	if r.cache == nil {
+		r.out.Missing = append(r.out.Missing, src)
+		return nil, "", fmt.Errorf("chart %s: kiln has no chart cache here: run `kiln fetch`", src)
+	}
+	c, err := r.cache.Lookup(src)
+	if err != nil {
+		if charts.IsNotCached(err) {
+			r.out.Missing = append(r.out.Missing, src)
+			return nil, "", fmt.Errorf("chart %s is not in kiln's chart cache (%v): run `kiln fetch` first (kiln lint never downloads)", src, err)
+		}
+		return nil, "", fmt.Errorf("chart %s: %v", src, err)
+	}
+	data, ok := r.loaded[c.Digest]
+	if !ok {
+		if data, err = os.ReadFile(c.Path); err != nil {
+			return nil, "", err
+		}
+		r.loaded[c.Digest] = data
+	}
+	ch, err := loader.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		return nil, "", fmt.Errorf("chart %s version %s: %v", src, c.Version, err)
+	}
+	return ch, "", nil
+}
+
+// values merges spec.values over spec.valuesFrom with helm-controller's
+// own code (fluxcd/pkg/chartutil), reading the ConfigMaps and Secrets of
+// the input. A reference to a SOPS-encrypted Secret (whose values kiln
+// cannot know) is left out and said.
+func (r *releaseRenderer) values(ns string, hr *helmRelease) (map[string]any, []string, error) {
+	var refs []meta.ValuesReference
+	var warn []string
+	for _, ref := range hr.Spec.ValuesFrom {
+		if ref.Kind == "Secret" {
+			if s := r.ctx.find("Secret", ns, ref.Name); s != nil {
+				if c, _ := s.Content(); c["sops"] != nil {
+					warn = append(warn, fmt.Sprintf("valuesFrom Secret %s/%s is SOPS-encrypted: its values are unknown to kiln and left out", ns, ref.Name))
+					continue
+				}
+			}
+		}
+		refs = append(refs, ref)
+	}
+	vals := hr.Spec.Values
+	if vals == nil {
+		vals = map[string]any{}
+	}
+	merged, err := fluxchartutil.ChartValuesFromReferences(context.Background(), logr.Discard(), inputClient{ctx: r.ctx}, ns, vals, refs...)
+	if err != nil {
+		return nil, warn, fmt.Errorf("valuesFrom: %v", err)
+	}
+	return merged.AsMap(), warn, nil
+}
+
+// inputClient answers helm-controller's reads of ConfigMaps and Secrets
+// from the objects of the input; it is the only method chartutil calls.
+type inputClient struct {
+	kubeclient.Client // nil: chartutil calls only Get
+	ctx               *fluxContext
+}
+
+// Get reads a ConfigMap or Secret of the input into obj.
+func (c inputClient) Get(_ context.Context, key kubeclient.ObjectKey, obj kubeclient.Object, _ ...kubeclient.GetOption) error {
+	kind := ""
+	switch obj.(type) {
+	case *corev1.ConfigMap:
+		kind = "ConfigMap"
+	case *corev1.Secret:
+		kind = "Secret"
+	default:
+		return fmt.Errorf("kiln reads only ConfigMaps and Secrets for valuesFrom, not %T", obj)
+	}
+	o := c.ctx.find(kind, key.Namespace, key.Name)
+	if o == nil {
+		return apierrors.NewNotFound(k8sschema.GroupResource{Resource: strings.ToLower(kind) + "s"}, key.Name)
+	}
+	content, err := o.Content()
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(content)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, obj); err != nil {
+		return fmt.Errorf("%s %s/%s: %v", kind, key.Namespace, key.Name, err)
+	}
+	if s, ok := obj.(*corev1.Secret); ok && len(s.StringData) > 0 {
+		if s.Data == nil {
+			s.Data = map[string][]byte{}
+		}
+		for k, v := range s.StringData {
+			s.Data[k] = []byte(v) // as the API server stores stringData
+		}
+	}
+	return nil
+}
+
+func nestedString(m map[string]any, path ...string) (string, bool) {
+	v, ok := nested(m, path...)
+	s, isStr := v.(string)
+	return s, ok && isStr
+}
+
+func nestedBool(m map[string]any, path ...string) (bool, bool) {
+	v, ok := nested(m, path...)
+	b, isBool := v.(bool)
+	return b, ok && isBool
+}
+
+func nested(m map[string]any, path ...string) (any, bool) {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = mm[p]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// setMetadata sets entries of metadata.<field> of an object node, over
+// the chart's own, as helm-controller's origin-labels and commonMetadata
+// post-renderers do.
+func setMetadata(n *yaml.Node, field string, add map[string]string) {
+	if len(add) == 0 || n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	md := yamlnode.Value(n, "metadata")
+	if md == nil {
+		md = &yaml.Node{Kind: yaml.MappingNode}
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "metadata"}, md)
+	}
+	m := yamlnode.Value(md, field)
+	if m == nil || m.Kind != yaml.MappingNode {
+		if m != nil {
+			return
+		}
+		m = &yaml.Node{Kind: yaml.MappingNode}
+		md.Content = append(md.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: field}, m)
+	}
+	for _, k := range sortedKeys(add) {
+		if v := yamlnode.Value(m, k); v != nil {
+			v.Value, v.Tag, v.Style = add[k], "!!str", 0
+			continue
+		}
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: add[k]})
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	return keys
+}
+
+// valueTrace places the objects of a chart that is not in the repository
+// at the HelmRelease: a rendered `key: value` whose key and value are
+// those of exactly one `key: value` of spec.values is at that line (a
+// privileged container set through values is reported where it is set);
+// everything else at the nearest such parent, else at the HelmRelease.
+type valueTrace struct {
+	at map[string]*yaml.Node // "key\x00value" → the key node in spec.values (nil: ambiguous)
+}
+
+func newValueTrace(values *yaml.Node) *valueTrace {
+	t := &valueTrace{at: map[string]*yaml.Node{}}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n == nil {
+			return
+		}
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if v.Kind == yaml.ScalarNode {
+					key := k.Value + "\x00" + v.Value
+					if _, dup := t.at[key]; dup {
+						t.at[key] = nil
+					} else {
+						t.at[key] = k
+					}
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(values)
+	return t
+}
+
+func (t *valueTrace) place(n *yaml.Node, root manifest.Position) {
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		n.Line, n.Column = 0, 0
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if v.Kind == yaml.ScalarNode {
+					if at := t.at[k.Value+"\x00"+v.Value]; at != nil {
+						k.Line, k.Column = at.Line, at.Column
+						v.Line, v.Column = at.Line, at.Column
+						continue
+					}
+				}
+				k.Line, k.Column = 0, 0
+				walk(v)
+			}
+			return
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(n)
+	n.Line, n.Column = root.Line, root.Column
+}
+
+// valuesPos is where values schema violations are reported: the line in
+// spec.values of the first path a violation of the root chart names, else
+// spec.values, else the HelmRelease.
+func valuesPos(o *manifest.Object, values *yaml.Node, violations []string) manifest.Position {
+	pos := o.Pos()
+	if values == nil {
+		return pos
+	}
+	pos.Line, pos.Column = values.Line, values.Column
+	for _, l := range violations {
+		m := schemaAt.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		n := values
+		best := n
+		for _, p := range strings.Split(strings.Trim(m[1], "/"), "/") {
+			if p == "" {
+				continue
+			}
+			var next *yaml.Node
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == p {
+						next, best = n.Content[i+1], n.Content[i]
+					}
+				}
+			} else if n.Kind == yaml.SequenceNode {
+				if i, err := strconv.Atoi(p); err == nil && i < len(n.Content) {
+					next, best = n.Content[i], n.Content[i]
+				}
+			}
+			if next == nil {
+				break
+			}
+			n = next
+		}
+		pos.Line, pos.Column = best.Line, best.Column
+		break
+	}
+	return pos
+}
+
+// violations lists the schema violations Helm's message holds, sorted
+// (the validator reports them in map order).
+func violations(ch *chart.Chart, err error) []string {
+	var out []string
+	name := ""
+	for _, l := range strings.Split(err.Error(), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "- "):
+			v := strings.TrimPrefix(l, "- ")
+			if name != "" && name != ch.Name() {
+				v = "chart " + name + " " + v
+			}
+			out = append(out, v)
+		case strings.HasSuffix(l, ":") && !strings.Contains(l, " "):
+			name = strings.TrimSuffix(l, ":")
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, strings.TrimSpace(err.Error()))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// toYAML writes objects as one YAML stream.
+func toYAML(objs []*manifest.Object) ([]byte, error) {
+	var buf bytes.Buffer
+	for _, o := range objs {
+		c, err := o.Content()
+		if err != nil {
+			return nil, err
+		}
+		data, err := sigsyaml.Marshal(c)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString("---\n")
+		buf.Write(data)
+	}
+	return buf.Bytes(), nil
+}
