@@ -58,6 +58,8 @@ type jsonSummary struct {
 	Skipped        int `json:"skipped"`
 	Charts         int `json:"charts"`
 	Kustomizations int `json:"kustomizations"`
+	// FluxKustomizations counts the Flux Kustomizations built.
+	FluxKustomizations int `json:"fluxKustomizations,omitempty"`
 	// Assumed counts the findings judged at an assumed Pod Security level.
 	Assumed int `json:"assumed"`
 	// Baselined counts the findings a baseline holds (not in errors,
@@ -104,7 +106,7 @@ func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	}, false)
 	js.field(1, "summary", jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
 		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed, InputErrors: len(errs),
-		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, Assumed: s.Assumed,
+		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, FluxKustomizations: in.FluxKustomizations, Assumed: s.Assumed,
 		Baselined: s.Baselined, BaselineFixed: in.BaselineFixed}, true)
 	js.raw("}\n")
 	return js.flush()

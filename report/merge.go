@@ -66,6 +66,7 @@ func Merge(reports []io.Reader, name func(i int) string) (*rules.Result, Inputs,
 		skipped += s.Skipped
 		in.Charts += s.Charts
 		in.Kustomizations += s.Kustomizations
+		in.FluxKustomizations += s.FluxKustomizations
 		in.BaselineFixed += s.BaselineFixed
 		if s.Baselined > 0 {
 			in.Baseline = "the shards' baseline"

@@ -178,8 +178,11 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 // what was read for context and the config.
 func inputLines(in Inputs, text bool) []string {
 	var lines []string
-	if in.Charts+in.Kustomizations > 0 {
+	if in.Charts+in.Kustomizations > 0 && in.FluxKustomizations == 0 {
 		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+" and "+plural.Count(in.Kustomizations, "kustomization"))
+	}
+	if in.FluxKustomizations > 0 {
+		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+", "+plural.Count(in.Kustomizations, "kustomization")+" and "+plural.Count(in.FluxKustomizations, "Flux Kustomization"))
 	}
 	if n := len(in.Skipped); n > 0 {
 		reasons := map[string]int{}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/discover/flux"
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
@@ -106,6 +107,7 @@ func (s *Session) discover(paths []string, edited map[string][]byte) *discover.R
 		Excluded:    s.Settings.Excluded,
 		Edited:      edited,
 		Chart:       s.Settings.Chart,
+		Controllers: []discover.Controller{&flux.Controller{Sources: s.Settings.FluxSources}},
 	})
 }
 
@@ -113,7 +115,8 @@ func (s *Session) discover(paths []string, edited map[string][]byte) *discover.R
 // findings.
 func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, set *settings.Settings, listSkipped bool) report.Inputs {
 	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: set.File, ListSkipped: listSkipped,
-		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization")}
+		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization"),
+		FluxKustomizations: found.Count(flux.UnitKind)}
 	in.Skipped = append(append(in.Skipped, found.Skipped...), skipped...)
 	manifest.SortErrors(in.Errors)
 	return in
