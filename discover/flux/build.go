@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -88,11 +90,20 @@ func (r *run) build(k *kustomization, treeObjs []*object, probe bool) *result {
 	if _, err := os.Stat(kfile); err != nil {
 		reportAt = k.obj.pos.File
 	}
+	missing := map[string]bool{}
 	unitName := fmt.Sprintf("Kustomization %s (%s:%d)", k.id(), k.obj.pos.File, k.obj.pos.Line)
 	res.built = r.in.Build(discover.BuildRequest{
 		Dir: dir, Kustomization: kdata, KustomizationFile: kfile, ReportAt: reportAt,
-		LoadAnywhere: true, Transform: transform(&typed, data, vars), Unit: unitName,
+		LoadAnywhere: true, Transform: transform(&typed, data, vars, missing), Unit: unitName,
 	})
+	if len(missing) > 0 {
+		names := make([]string, 0, len(missing))
+		for n := range missing {
+			names = append(names, "${"+n+"}")
+		}
+		sort.Strings(names)
+		res.notes = append(res.notes, &manifest.Error{Pos: k.obj.pos, Msg: fmt.Sprintf("note: flux: Kustomization %s substitutes %s, which no postBuild variable kiln read sets and no default gives: kustomize-controller substitutes an empty string", k.id(), strings.Join(names, ", "))})
+	}
 	if _, err := os.Stat(kfile); err == nil {
 		res.built.Read[pathkey.Real(kfile)] = true
 	}
@@ -122,11 +133,21 @@ func (r *run) fail(res *result, k *kustomization, msg string) *result {
 	return res
 }
 
+// bareVar is a variable written without a default: ${NAME}.
+var bareVar = regexp.MustCompile(`\$\{([_a-zA-Z][_a-zA-Z0-9]*)\}`)
+
+// substituteDisabled reports an object that opts out of substitution
+// (kustomize.toolkit.fluxcd.io/substitute: disabled, label or annotation).
+func substituteDisabled(res *resource.Resource) bool {
+	const key = ownerGroup + "/substitute"
+	return res.GetLabels()[key] == fluxkustomize.DisabledValue || res.GetAnnotations()[key] == fluxkustomize.DisabledValue
+}
+
 // transform is what kustomize-controller does to each object a build
 // outputs: postBuild substitution (SubstituteVariables, with the
 // variables kiln resolved as postBuild.substitute under the
 // Kustomization's own), its owner labels, then spec.commonMetadata.
-func transform(k *kustomizev1.Kustomization, data map[string]any, vars map[string]string) func(*resource.Resource) error {
+func transform(k *kustomizev1.Kustomization, data map[string]any, vars map[string]string, missing map[string]bool) func(*resource.Resource) error {
 	var subst unstructured.Unstructured
 	if k.Spec.PostBuild != nil {
 		subst = unstructured.Unstructured{Object: runtime.DeepCopyJSON(data)}
@@ -141,7 +162,17 @@ func transform(k *kustomizev1.Kustomization, data map[string]any, vars map[strin
 		unstructured.RemoveNestedField(subst.Object, "spec", "postBuild", "substituteFrom")
 	}
 	always := k.GetSubstituteStrategy() == kustomizev1.SubstituteStrategyAlways
+	merged, _, _ := unstructured.NestedMap(subst.Object, "spec", "postBuild", "substitute")
 	return func(res *resource.Resource) error {
+		if k.Spec.PostBuild != nil && (len(merged) > 0 || always) && !substituteDisabled(res) {
+			if y, err := res.AsYAML(); err == nil {
+				for _, m := range bareVar.FindAllSubmatch(y, -1) {
+					if _, ok := merged[string(m[1])]; !ok {
+						missing[string(m[1])] = true
+					}
+				}
+			}
+		}
 		if k.Spec.PostBuild != nil {
 			if _, err := fluxkustomize.SubstituteVariables(context.Background(), nil, subst, res,
 				fluxkustomize.SubstituteWithDryRun(true), fluxkustomize.SubstituteWithAlways(always)); err != nil {
