@@ -28,6 +28,8 @@ type jsonFinding struct {
 	Column   int        `json:"column"`
 	Object   jsonObject `json:"object"`
 	Field    string     `json:"field"`
+	// Via names what rendered the object (a Flux Kustomization).
+	Via string `json:"via,omitempty"`
 	// Assumed is present, true, on a finding judged at an assumed Pod
 	// Security level (its namespace is not in the input nor configured).
 	Assumed bool `json:"assumed,omitempty"`
@@ -118,6 +120,6 @@ func jsonFindingOf(f rules.Finding) jsonFinding {
 		File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Column,
 		Object: jsonObject{APIVersion: f.Object.APIVersion, Kind: f.Object.Kind,
 			Namespace: f.Object.Namespace, Name: f.Object.Name},
-		Field: f.Field, Assumed: f.AssumedNamespace != "",
+		Field: f.Field, Assumed: f.AssumedNamespace != "", Via: f.Via,
 	}
 }

@@ -67,6 +67,9 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 		object = f.Object
 		sev := paint(f.Severity.String(), sevAttrs[f.Severity]...)
 		msg := indentLines(f.Message)
+		if f.Via != "" {
+			msg += " (via " + f.Via + ")"
+		}
 		if f.Suppressed != nil {
 			sev = paint(f.Severity.String(), color.Faint)
 			msg += " " + paint("["+indentLines(suppressionNote(f.Suppressed))+"]", color.Faint)

@@ -115,6 +115,9 @@ func (r *run) build(k *kustomization, treeObjs []*object, probe bool) *result {
 		res.notes = append(res.notes, &manifest.Error{Pos: k.obj.pos, Msg: "warning: flux: Kustomization " + k.id() + " needs a plugin or KRM function (" + res.built.Plugin + "), which kiln never runs; it is not built"})
 		return res
 	}
+	for _, o := range res.built.Source.Objects {
+		o.Via = "Kustomization " + k.id()
+	}
 	res.unit = &discover.Unit{Kind: UnitKind, Dir: shown(dir), Source: res.built.Source}
 	res.unit.Source.Path = k.obj.pos.File
 	return res
