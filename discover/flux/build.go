@@ -20,6 +20,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
+// ignoreAnnotation is kiln's suppression annotation (rules.IgnoreAnnotation):
+// on a Kustomization it applies to what the Kustomization renders.
+const ignoreAnnotation = "kiln.dev/ignore"
+
 // ownerGroup is the label prefix kustomize-controller marks what it
 // applies with (kustomize.toolkit.fluxcd.io/name and /namespace).
 const ownerGroup = "kustomize.toolkit.fluxcd.io"
@@ -115,8 +119,10 @@ func (r *run) build(k *kustomization, treeObjs []*object, probe bool) *result {
 		res.notes = append(res.notes, &manifest.Error{Pos: k.obj.pos, Msg: "warning: flux: Kustomization " + k.id() + " needs a plugin or KRM function (" + res.built.Plugin + "), which kiln never runs; it is not built"})
 		return res
 	}
+	annos, _ := meta(k.obj.content)["annotations"].(map[string]any)
+	ignore := str(annos, ignoreAnnotation)
 	for _, o := range res.built.Source.Objects {
-		o.Via = "Kustomization " + k.id()
+		o.Via, o.ViaIgnore = "Kustomization "+k.id(), ignore
 	}
 	res.unit = &discover.Unit{Kind: UnitKind, Dir: shown(dir), Source: res.built.Source}
 	res.unit.Source.Path = k.obj.pos.File
