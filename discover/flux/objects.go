@@ -78,7 +78,9 @@ func readObjects(path string, data []byte) []*object {
 			items, _ := m["items"].([]any)
 			for _, it := range items {
 				if im, ok := it.(map[string]any); ok {
-					out = append(out, &object{content: im, pos: o.pos})
+					if x := (&object{content: im, pos: o.pos}); x.apiVersion() != "" && x.kind() != "" {
+						out = append(out, x)
+					}
 				}
 			}
 			continue
