@@ -268,17 +268,13 @@ func (r *run) sayUnresolved() {
 	sort.Slice(refs, func(i, j int) bool { return refs[i].String() < refs[j].String() })
 	for _, s := range refs {
 		ks := dedupe(r.unresolved[s])
+		what := "Kustomization " + ks[0] + ", which builds from it, is not built"
+		if len(ks) > 1 {
+			what = fmt.Sprintf("the %d Kustomizations that build from it are not built (%s)", len(ks), strings.Join(ks, ", "))
+		}
 		r.out.Warnings = append(r.out.Warnings, &manifest.Error{Pos: r.unresolvedPos[s],
-			Msg: fmt.Sprintf("warning: flux: source %s is %s; the %s built from it %s (%s)",
-				s, r.unresolvedWhy[s], plural(len(ks), "Kustomization"), buildsAre(len(ks)), strings.Join(ks, ", "))})
+			Msg: fmt.Sprintf("warning: flux: source %s is %s; %s", s, r.unresolvedWhy[s], what)})
 	}
-}
-
-func buildsAre(n int) string {
-	if n == 1 {
-		return "is not built"
-	}
-	return "are not built"
 }
 
 func dedupe(ss []string) []string {

@@ -94,7 +94,7 @@ func (r *resolver) resolve(ref sourceRef, file string, depth int) (string, strin
 	}
 	switch ref.kind {
 	case "GitRepository", "OCIRepository", "Bucket":
-		return "", "not in the input as this repository: map it to a folder with flux.sources in " + ".kiln.yaml"
+		return "", "not a folder kiln knows (it is not this repository, and flux.sources in .kiln.yaml does not map it)"
 	}
 	return "", "kind " + ref.kind + " is not a Flux source kiln reads"
 }
