@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Builds the Flux CLI (the reference for Flux Kustomization builds) into $1.
+# Builds the Flux CLI v2.9.5 (the reference of discover/flux: flux build kustomization
+# --dry-run) into $1, once. `go install` refuses it (flux2's go.mod has a replace
+# directive), so it is built as the main module from its module zip; cmd/flux embeds
+# install manifests that flux2's Makefile generates and flux build never reads: one
+# placeholder file satisfies the embed.
 set -euo pipefail
 out=${1:?usage: build-flux.sh DIR}
 version=v2.9.5

@@ -46,7 +46,7 @@ func (r *result) ok() bool {
 // build builds one Kustomization with the variables the objects of its
 // tree (treeObjs) and the input give it; nil when its source is not
 // resolved (said once per source).
-func (r *run) build(k *kustomization, treeObjs []*object, probe bool) *result {
+func (r *run) build(k *kustomization, treeObjs []*object) *result {
 	spec := k.spec()
 	src := sourceOf(spec, k.obj.namespace())
 	root, why := r.res.resolve(src, k.obj.pos.File, 0)

@@ -160,11 +160,15 @@ type run struct {
 
 // renderAll builds the roots (Kustomizations whose file no other
 // Kustomization's build reads) and the trees under them, then each
-// Kustomization of the input that no tree reached, once.
+// Kustomization of the input that no tree reached, once. Every
+// Kustomization of the input is built first as written (a probe: what
+// its build reads decides the roots); a tree's build of one its parent
+// left unchanged is that build again (cached), and only a tree's builds
+// are units.
 func (r *run) renderAll(found []*kustomization) {
 	first := make([]*result, len(found))
 	for i, k := range found {
-		first[i] = r.build(k, nil, true)
+		first[i] = r.build(k, nil)
 	}
 	var roots []int
 	for i, k := range found {
@@ -210,7 +214,7 @@ func (r *run) tree(root *kustomization, covered map[manifest.Position]bool) {
 	for len(queue) > 0 {
 		k := queue[0]
 		queue = queue[1:]
-		res := r.build(k, treeObjs, false)
+		res := r.build(k, treeObjs)
 		if res == nil {
 			continue
 		}
