@@ -1,6 +1,8 @@
 package discover
 
 import (
+	"slices"
+
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -10,6 +12,8 @@ import (
 // (discover/flux: Flux Kustomizations). Discover calls it once the
 // kustomizations of the input are built, with what it found; the files
 // the controller's builds read are then linted through its units only.
+// Render runs while discovery collects what kustomize prints on stderr
+// (captureOutput): it must not collect it itself.
 type Controller interface {
 	Render(in *ControllerInput) *ControllerOutput
 }
@@ -22,7 +26,8 @@ type ControllerInput struct {
 	// build read, not excluded, not patches), in input order; the objects
 	// of the others are in Units.
 	Files []string
-	// Units are the kustomizations built (the topmost ones).
+	// Units are the kustomizations built (the topmost ones) and the
+	// units of the controllers called before this one.
 	Units []*Unit
 	// Build builds a directory with kustomize, as discovery builds
 	// kustomizations (offline, no plugins, positions in the source files).
@@ -108,25 +113,22 @@ func runControllers(opts Options, roots, files []string, kusts *kustOutcome, sha
 	if len(opts.Controllers) == 0 {
 		return consumed
 	}
-	in := &ControllerInput{Roots: roots, Files: files, Units: kusts.units, Build: shared.build}
 	notes := captureOutput()
-	var outs []*ControllerOutput
+	var rendered []*Unit // the controllers' units so far: a later controller renders what they output too
 	for _, c := range opts.Controllers {
-		outs = append(outs, c.Render(in))
-	}
-	res.Warnings = append(res.Warnings, kustomizeNotes(notes())...)
-	for _, out := range outs {
+		in := &ControllerInput{Roots: roots, Files: files, Units: append(slices.Clip(kusts.units), rendered...), Build: shared.build}
+		out := c.Render(in)
 		if out == nil {
 			continue
 		}
-		res.Units = append(res.Units, out.Units...)
+		rendered = append(rendered, out.Units...)
 		res.Skipped = append(res.Skipped, out.Skipped...)
 		res.Warnings = append(res.Warnings, out.Warnings...)
 		res.Errs = append(res.Errs, out.Errs...)
 		for f := range out.Consumed {
 			consumed[f] = true
 		}
-		kept := kusts.units[:0]
+		var kept []*Unit
 		for _, u := range kusts.units {
 			if !out.Consumed[pathkey.Real(kustomizationFile(u.Dir))] {
 				kept = append(kept, u)
@@ -134,5 +136,7 @@ func runControllers(opts Options, roots, files []string, kusts *kustOutcome, sha
 		}
 		kusts.units = kept
 	}
+	res.Warnings = append(res.Warnings, kustomizeNotes(notes())...)
+	res.Units = append(res.Units, rendered...)
 	return consumed
 }
