@@ -26,8 +26,10 @@ require (
 )
 
 require (
+	github.com/fluxcd/kustomize-controller/api v1.9.5
 	github.com/fluxcd/pkg/apis/meta v1.30.2
 	github.com/fluxcd/pkg/chartutil v1.27.2
+	github.com/fluxcd/pkg/kustomize v1.35.6
 	github.com/google/go-containerregistry v0.22.1
 	github.com/yuin/gopher-lua v1.1.1
 	helm.sh/helm/v4 v4.3.2
@@ -41,6 +43,9 @@ require (
 	github.com/dylibso/observe-sdk/go v0.0.0-20240819160327-2d926c5d788a // indirect
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/extism/go-sdk v1.7.1 // indirect
+	github.com/fluxcd/pkg/apis/kustomize v1.19.2 // indirect
+	github.com/fluxcd/pkg/envsubst v1.7.1 // indirect
+	github.com/fluxcd/pkg/sourceignore v0.18.0 // indirect
 	github.com/gofrs/flock v0.13.0 // indirect
 	github.com/google/btree v1.1.3 // indirect
 	github.com/ianlancetaylor/demangle v0.0.0-20240805132620-81f5be970eca // indirect

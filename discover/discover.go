@@ -41,6 +41,9 @@ type Options struct {
 	// is this repository (a HelmRelease's chart path is read there); nil:
 	// the input's repository when the input declares one GitRepository.
 	GitSource func(namespace, name string) (dir string, ok bool)
+	// Controllers render what GitOps controllers deploy from the input
+	// (discover/flux), after the kustomizations are built.
+	Controllers []Controller
 }
 
 // ChartSettings are how one chart is rendered.
@@ -171,8 +174,12 @@ func Discover(paths []string, opts Options) *Result {
 		return res
 	}
 
-	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), opts)
+	shared := &buildShared{sources: newSources(opts.Edited), edited: opts.Edited}
+	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), shared)
 	kusts := settleKustomizations(builds, notes)
+	files, skipped := c.plainFiles(kusts, excluded)
+	consumed := runControllers(opts, dirArgs(paths), files, kusts, shared, res)
+	files = filterOut(files, func(f string) bool { return f != manifest.Stdin && consumed[pathkey.Real(f)] })
 	res.Units = append(res.Units, kusts.units...)
 	res.Skipped = append(res.Skipped, kusts.skipped...)
 	res.Warnings = append(res.Warnings, kusts.warnings...)
@@ -189,7 +196,6 @@ func Discover(paths []string, opts Options) *Result {
 		res.Units = append(res.Units, &Unit{Kind: "chart", Dir: dir, Source: src})
 		res.Warnings = append(res.Warnings, warnings...)
 	}
-	files, skipped := c.plainFiles(kusts, excluded)
 	res.Files = append(res.Files, files...)
 	res.Skipped = append(res.Skipped, skipped...)
 	res.renderHelmReleases(paths, opts)
@@ -321,6 +327,17 @@ func isKustomizationName(n string) bool {
 		}
 	}
 	return false
+}
+
+// dirArgs returns the paths that name directories.
+func dirArgs(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func filterOut(ps []string, drop func(string) bool) []string {

@@ -14,6 +14,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -35,6 +36,8 @@ type kustBuild struct {
 	component bool
 	// failed is set when kustomize could not build it (the error is in source).
 	failed bool
+	// req is set for a build a Controller asked for (BuildRequest).
+	req *BuildRequest
 }
 
 // buildKustomizations builds each kustomization directory, in parallel,
@@ -44,9 +47,8 @@ type kustBuild struct {
 // kustomization it reads (a base read by ten overlays: ten times), and a
 // few other lines through the log package; they are collected and
 // returned once each, for the caller to say in its own words.
-func buildKustomizations(dirs []string, opts Options) ([]*kustBuild, []string) {
+func buildKustomizations(dirs []string, shared *buildShared) ([]*kustBuild, []string) {
 	out := make([]*kustBuild, len(dirs))
-	shared := &buildShared{sources: newSources(opts.Edited), edited: opts.Edited}
 	notes := captureOutput()
 	parallel.Each(len(dirs), func(i int) { out[i] = buildKustomization(dirs[i], shared) })
 	return out, notes()
@@ -63,17 +65,28 @@ type buildShared struct {
 // plugins, exec functions and Helm disabled (kustomize's defaults) and
 // remote bases refused before the build can fetch them.
 func buildKustomization(dir string, shared *buildShared) *kustBuild {
-	b := &kustBuild{dir: dir, file: kustomizationFile(dir), read: map[string]bool{}}
+	return runBuild(&kustBuild{dir: dir, file: kustomizationFile(dir), read: map[string]bool{}}, shared)
+}
+
+// runBuild builds b (its dir, file and, for a Controller's build, req set).
+func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
+	dir := b.dir
 	src := &manifest.Source{Path: b.file}
 	b.source = src
-	tree := scanTree(dir)
+	var tree treeFacts
+	if b.req != nil && b.req.Kustomization != nil {
+		tree = scanTreeWith(dir, b.req.Kustomization)
+	} else {
+		tree = scanTree(dir)
+	}
 	b.component = tree.component
 	if tree.remote != "" {
 		b.remote, b.remotePos = tree.remote, tree.remotePos
 		return b
 	}
-	// kustomize reads the schemas of the CRDs a crds: field names.
-	stub := !tree.crdsField
+	// kustomize reads the schemas of the CRDs a crds: field names; a
+	// controller's transform reads every resource whole.
+	stub := !tree.crdsField && (b.req == nil || b.req.Transform == nil)
 	objs, errs, err := runKustomize(b, tree, shared, stub)
 	if stub && err != nil {
 		clear(b.read)
@@ -96,7 +109,20 @@ func buildKustomization(dir string, shared *buildShared) *kustBuild {
 // when stub is set; err is the build's error, or errStubTouched.
 func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) ([]*manifest.Object, []error, error) {
 	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), read: b.read, resources: tree.resources, sources: shared.sources, stub: stub, edited: shared.edited}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	opts := krusty.MakeDefaultOptions()
+	unit := b.dir
+	if r := b.req; r != nil {
+		if r.Kustomization != nil {
+			rfs.overlay, rfs.overlayData = pathkey.Real(r.KustomizationFile), r.Kustomization
+		}
+		if r.LoadAnywhere {
+			opts.LoadRestrictions = types.LoadRestrictionsNone
+		}
+		if r.Unit != "" {
+			unit = r.Unit
+		}
+	}
+	k := krusty.MakeKustomizer(opts)
 	m, err := k.Run(rfs, pathkey.Real(b.dir))
 	if err != nil {
 		return nil, nil, err
@@ -104,6 +130,12 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 	var objs []*manifest.Object
 	var errs []error
 	for i, r := range m.Resources() {
+		if b.req != nil && b.req.Transform != nil {
+			if err := b.req.Transform(r); err != nil {
+				errs = append(errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: err.Error()})
+				continue
+			}
+		}
 		node, err := resourceNode(r)
 		if err != nil {
 			errs = append(errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize output: " + err.Error()})
@@ -124,7 +156,7 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 		}
 		file := place(shared.sources, b.file, shown, originFile, originLine, tree.generators, node, schemas)
 		fillPositions(node, schemas)
-		o, err := manifest.NewRenderedObject(file, b.dir, i, node, parts...)
+		o, err := manifest.NewRenderedObject(file, unit, i, node, parts...)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -170,9 +202,20 @@ type recordingFS struct {
 	sources   *sources
 	stub      bool
 	edited    map[string][]byte // Options.Edited
+	// overlay is a kustomization file (absolute) read as overlayData,
+	// whether or not it is on disk (a Controller's generated one).
+	overlay     string
+	overlayData []byte
+}
+
+func (f *recordingFS) Exists(path string) bool {
+	return (f.overlay != "" && pathkey.Real(path) == f.overlay) || f.FileSystem.Exists(path)
 }
 
 func (f *recordingFS) ReadFile(path string) ([]byte, error) {
+	if f.overlay != "" && pathkey.Real(path) == f.overlay {
+		return f.overlayData, nil
+	}
 	data, err := f.FileSystem.ReadFile(path)
 	if err != nil {
 		return data, err
@@ -215,19 +258,28 @@ type generator struct {
 // scanTree reads the kustomization in dir and the local ones it includes.
 func scanTree(dir string) treeFacts {
 	t := treeFacts{resources: map[string]bool{}}
-	t.scan(dir, map[string]bool{})
+	t.scan(dir, map[string]bool{}, nil)
 	return t
 }
 
-func (t *treeFacts) scan(dir string, seen map[string]bool) {
+// scanTreeWith is scanTree with data as dir's own kustomization file.
+func scanTreeWith(dir string, data []byte) treeFacts {
+	t := treeFacts{resources: map[string]bool{}}
+	t.scan(dir, map[string]bool{}, data)
+	return t
+}
+
+func (t *treeFacts) scan(dir string, seen map[string]bool, data []byte) {
 	file := kustomizationFile(dir)
-	if file == "" || seen[pathkey.Real(dir)] || t.remote != "" {
+	if (file == "" && data == nil) || seen[pathkey.Real(dir)] || t.remote != "" {
 		return
 	}
 	seen[pathkey.Real(dir)] = true
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return
+	if data == nil {
+		var err error
+		if data, err = os.ReadFile(file); err != nil {
+			return
+		}
 	}
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
@@ -262,7 +314,7 @@ func (t *treeFacts) scan(dir string, seen map[string]bool) {
 					t.resources[pathkey.Real(local)] = true
 					continue
 				}
-				t.scan(local, seen)
+				t.scan(local, seen, nil)
 				if t.remote != "" {
 					return
 				}

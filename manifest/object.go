@@ -100,6 +100,13 @@ type Object struct {
 	// that relate objects relate only objects of one unit. Empty for an object
 	// read from a plain file: the directory of File (see UnitOf).
 	Unit string
+	// Via names what rendered the object for the people reading its
+	// findings ("Kustomization flux-system/apps"), set by discover; ""
+	// for an object read as written or rendered from its own directory.
+	Via string
+	// ViaIgnore is the kiln.dev/ignore annotation of what rendered the
+	// object (Via names it: "Kind namespace/name"), which applies to it too.
+	ViaIgnore string
 	// Order is the object's place in input order, set by the rule engine:
 	// rules that report the first of several objects compare it.
 	Order int64

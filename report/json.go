@@ -28,6 +28,8 @@ type jsonFinding struct {
 	Column   int        `json:"column"`
 	Object   jsonObject `json:"object"`
 	Field    string     `json:"field"`
+	// Via names what rendered the object (a Flux Kustomization).
+	Via string `json:"via,omitempty"`
 	// Assumed is present, true, on a finding judged at an assumed Pod
 	// Security level (its namespace is not in the input nor configured).
 	Assumed bool `json:"assumed,omitempty"`
@@ -58,6 +60,8 @@ type jsonSummary struct {
 	Skipped        int `json:"skipped"`
 	Charts         int `json:"charts"`
 	Kustomizations int `json:"kustomizations"`
+	// FluxKustomizations counts the Flux Kustomizations built.
+	FluxKustomizations int `json:"fluxKustomizations,omitempty"`
 	// Assumed counts the findings judged at an assumed Pod Security level.
 	Assumed int `json:"assumed"`
 	// Baselined counts the findings a baseline holds (not in errors,
@@ -107,7 +111,7 @@ func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	}, false)
 	js.field(1, "summary", jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
 		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed, InputErrors: len(errs),
-		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, Assumed: s.Assumed,
+		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, FluxKustomizations: in.FluxKustomizations, Assumed: s.Assumed,
 		Baselined: s.Baselined, BaselineFixed: in.BaselineFixed, Catalog: res.Catalog}, true)
 	js.raw("}\n")
 	return js.flush()
@@ -119,6 +123,6 @@ func jsonFindingOf(f rules.Finding) jsonFinding {
 		File: f.Pos.File, Line: f.Pos.Line, Column: f.Pos.Column,
 		Object: jsonObject{APIVersion: f.Object.APIVersion, Kind: f.Object.Kind,
 			Namespace: f.Object.Namespace, Name: f.Object.Name},
-		Field: f.Field, Assumed: f.AssumedNamespace != "",
+		Field: f.Field, Assumed: f.AssumedNamespace != "", Via: f.Via,
 	}
 }

@@ -67,6 +67,7 @@ func Merge(reports []io.Reader, name func(i int) string) (*rules.Result, Inputs,
 		skipped += s.Skipped
 		in.Charts += s.Charts
 		in.Kustomizations += s.Kustomizations
+		in.FluxKustomizations += s.FluxKustomizations
 		in.BaselineFixed += s.BaselineFixed
 		for _, c := range s.Catalog {
 			if !slices.Contains(res.Catalog, c) {

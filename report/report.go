@@ -61,8 +61,9 @@ type Inputs struct {
 	Skipped []manifest.Skipped
 	// ListSkipped lists each skipped file in the text format.
 	ListSkipped bool
-	// Charts and Kustomizations count what was rendered.
-	Charts, Kustomizations int
+	// Charts and Kustomizations count what was rendered, FluxKustomizations
+	// the Flux Kustomizations built.
+	Charts, Kustomizations, FluxKustomizations int
 	// Config is the config file used ("" for none).
 	Config string
 	// ContextFiles counts the other files of the repository read for

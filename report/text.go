@@ -67,6 +67,9 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 		object = f.Object
 		sev := paint(f.Severity.String(), sevAttrs[f.Severity]...)
 		msg := indentLines(f.Message)
+		if f.Via != "" {
+			msg += " (via " + f.Via + ")"
+		}
 		if f.Suppressed != nil {
 			sev = paint(f.Severity.String(), color.Faint)
 			msg += " " + paint("["+indentLines(suppressionNote(f.Suppressed))+"]", color.Faint)
@@ -181,8 +184,11 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 // what was read for context and the config.
 func inputLines(in Inputs, text bool) []string {
 	var lines []string
-	if in.Charts+in.Kustomizations > 0 {
+	if in.Charts+in.Kustomizations > 0 && in.FluxKustomizations == 0 {
 		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+" and "+plural.Count(in.Kustomizations, "kustomization"))
+	}
+	if in.FluxKustomizations > 0 {
+		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+", "+plural.Count(in.Kustomizations, "kustomization")+" and "+plural.Count(in.FluxKustomizations, "Flux Kustomization"))
 	}
 	if n := len(in.Skipped); n > 0 {
 		reasons := map[string]int{}

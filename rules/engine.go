@@ -357,12 +357,12 @@ func (e *Engine) finding(d Diagnostic, r *Rule, cfg *Config, sites []ignoreSite)
 	f.Fix = d.Fix
 	switch {
 	case d.At != nil:
-		f.Object, f.Pos = d.At.Ref, d.At.Pos
+		f.Object, f.Pos, f.Via = d.At.Ref, d.At.Pos, d.At.Via
 		if f.Field == "" {
 			f.Field = d.At.Field
 		}
 	case d.Object != nil:
-		f.Object = d.Object.Ref()
+		f.Object, f.Via = d.Object.Ref(), d.Object.Via
 		if d.Pos == nil {
 			f.Pos = d.Object.Locate(d.Field)
 		}

@@ -20,6 +20,8 @@ type Finding struct {
 	// AssumedNamespace names the namespace whose Pod Security level was
 	// assumed to judge this finding ("" when nothing was assumed).
 	AssumedNamespace string
+	// Via names what rendered the finding's object (manifest.Object.Via).
+	Via string
 	// Baselined is set when a baseline (kiln lint --baseline, or the tree
 	// at --new-from-rev) already holds the finding: it is reported as
 	// existing and never fails the run.

@@ -53,9 +53,21 @@ type ignoreSite struct {
 	value string
 }
 
+// viaKey is the key of the kiln.dev/ignore annotation of what rendered
+// objects (manifest.Object.Via, "Kind namespace/name"), which applies to
+// them: its entries count as used on the object it is written on.
+func viaKey(via string) ignoreKey {
+	return ignoreKey{template: "\x00via " + via}
+}
+
+// viaOf is the Via that names ref.
+func viaOf(ref manifest.Ref) string {
+	return ref.Kind + " " + ref.Namespace + "/" + ref.Name
+}
+
 // ignoresOf returns the kiln.dev/ignore annotations that apply to a
 // diagnostic, the most specific first: its pod template's, then its
-// object's.
+// object's, then that of what rendered it.
 func ignoresOf(d Diagnostic) []ignoreSite {
 	var out []ignoreSite
 	switch {
@@ -66,12 +78,18 @@ func ignoresOf(d Diagnostic) []ignoreSite {
 		if d.At.ignored {
 			out = append(out, ignoreSite{ignoreKey{obj: d.At.key}, d.At.ignore})
 		}
+		if d.At.viaIgnore != "" {
+			out = append(out, ignoreSite{viaKey(d.At.Via), d.At.viaIgnore})
+		}
 	case d.Object != nil:
 		if path, v, ok := templateIgnore(d.Object, d.Field); ok {
 			out = append(out, ignoreSite{ignoreKey{d.Object.Key(), path}, v})
 		}
 		if v, ok := d.Object.Annotations[IgnoreAnnotation]; ok {
 			out = append(out, ignoreSite{ignoreKey{obj: d.Object.Key()}, v})
+		}
+		if d.Object.ViaIgnore != "" {
+			out = append(out, ignoreSite{viaKey(d.Object.Via), d.Object.ViaIgnore})
 		}
 	}
 	return out
@@ -249,9 +267,13 @@ func (r *run) unusedIgnores(known []*Rule) []Finding {
 			where = "this pod template"
 		}
 		ids, _, _ := strings.Cut(rec.value, "#")
+		var rendered *ignoreRecord // the same annotation as it applies to what the object renders
+		if key.template == "" {
+			rendered = r.ignores[viaKey(viaOf(rec.ref))]
+		}
 		for _, id := range strings.Split(ids, ",") {
 			id = strings.TrimSpace(id)
-			if id == "" || rec.used[id] || allOff(id, known, cfg) {
+			if id == "" || rec.used[id] || rendered != nil && rendered.used[id] || allOff(id, known, cfg) {
 				continue
 			}
 			msg := fmt.Sprintf("%s entry %q suppresses nothing: no finding of that rule on %s; remove it (or fix the rule ID)", IgnoreAnnotation, id, where)

@@ -186,7 +186,10 @@ type Mark struct {
 	Field string
 	// Order is the object's place in input order (manifest.Object.Order).
 	Order int64
-	key   manifest.Key
+	// Via is the object's manifest.Object.Via.
+	Via       string
+	viaIgnore string
+	key       manifest.Key
 	// ignore is the object's kiln.dev/ignore annotation.
 	ignore  string
 	ignored bool
@@ -199,7 +202,7 @@ type Mark struct {
 // Mark returns where a finding at field of o goes.
 func (p *Pass) Mark(o *manifest.Object, field string) *Mark {
 	v, has := o.Annotations[IgnoreAnnotation]
-	m := &Mark{Ref: o.Ref(), Pos: o.Locate(field), Field: field, Order: o.Order, key: o.Key(), ignore: v, ignored: has}
+	m := &Mark{Ref: o.Ref(), Pos: o.Locate(field), Field: field, Order: o.Order, Via: o.Via, viaIgnore: o.ViaIgnore, key: o.Key(), ignore: v, ignored: has}
 	m.tmpl, m.tmplIgnore, m.tmplIgnored = templateIgnore(o, field)
 	return m
 }

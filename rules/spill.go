@@ -19,11 +19,13 @@ func newFindingSorter(limit int) *spill.Sorter[Finding] {
 
 // A spilled finding is its strings and numbers in field order, each string
 // a uvarint length and its bytes, each number a varint, and a byte of
-// flags saying whether a Suppression, a Fix and an assumed namespace follow.
+// flags saying whether a Suppression, a Fix, an assumed namespace and a
+// Via follow.
 const (
 	hasSuppression = 1 << iota
 	hasFix
 	hasAssumed
+	hasVia
 )
 
 func appendFinding(b []byte, f Finding) []byte {
@@ -48,6 +50,9 @@ func appendFinding(b []byte, f Finding) []byte {
 	if f.AssumedNamespace != "" {
 		flags |= hasAssumed
 	}
+	if f.Via != "" {
+		flags |= hasVia
+	}
 	b = append(b, flags)
 	if s := f.Suppressed; s != nil {
 		b = binrec.AppendString(b, s.Kind)
@@ -61,6 +66,9 @@ func appendFinding(b []byte, f Finding) []byte {
 	}
 	if f.AssumedNamespace != "" {
 		b = binrec.AppendString(b, f.AssumedNamespace)
+	}
+	if f.Via != "" {
+		b = binrec.AppendString(b, f.Via)
 	}
 	return b
 }
@@ -136,6 +144,9 @@ func readFinding(r *bufio.Reader) (Finding, error) {
 	}
 	if flags&hasAssumed != 0 {
 		f.AssumedNamespace = d.string()
+	}
+	if flags&hasVia != 0 {
+		f.Via = d.string()
 	}
 	if d.err != nil {
 		if d.err == io.EOF {

@@ -172,3 +172,41 @@ func TestREADMEExample(t *testing.T) {
 		t.Errorf("README example lost keys: %+v", s)
 	}
 }
+
+// TestFluxSources: flux.sources maps sources to folders relative to the
+// config file; a key that names no source is an error at its line.
+func TestFluxSources(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     map[string]string
+		err      string
+	}{
+		{"kind and short keys", "flux:\n  sources:\n    GitRepository/flux-system/flux-system: .\n    apps/dev-team: ../dev-team\n",
+			map[string]string{"GitRepository/flux-system/flux-system": "repo", "apps/dev-team": "dev-team"}, ""},
+		{"not a source", "flux:\n  sources:\n    flux-system: .\n", nil, `repo/.kiln.yaml:3:5: flux.sources: "flux-system" is not a source`},
+		{"not a folder", "flux:\n  sources:\n    a/b: [x]\n", nil, `repo/.kiln.yaml:3:10: flux.sources.a/b must be a folder`},
+		{"unknown flux key", "flux:\n  source: {}\n", nil, `repo/.kiln.yaml:2:3: unknown key flux.source (known: sources)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parse("repo/.kiln.yaml", []byte(tt.in))
+			if tt.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
+					t.Fatalf("error = %v, want prefix %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.FluxSources) != len(tt.want) {
+				t.Fatalf("FluxSources = %v, want %v", s.FluxSources, tt.want)
+			}
+			for k, v := range tt.want {
+				if s.FluxSources[k] != v {
+					t.Errorf("FluxSources[%s] = %q, want %q", k, s.FluxSources[k], v)
+				}
+			}
+		})
+	}
+}

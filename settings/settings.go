@@ -40,6 +40,10 @@ type Settings struct {
 	Exclude   []string
 	Rules     map[string]string
 	Helm      HelmConfig
+	// FluxSources map Flux sources ("Kind/namespace/name" or
+	// "namespace/name") to the folders holding their files (flux.sources;
+	// relative to the config file).
+	FluxSources map[string]string
 	// ServiceCIDRs is the cluster's service network (serviceCIDRs).
 	ServiceCIDRs []string
 
@@ -176,6 +180,7 @@ var table = []entry{
 			return nil
 		}},
 	{key: "helm.charts", inFile: true, kind: mapping, apply: applyCharts},
+	{key: "flux.sources", inFile: true, kind: mapping, apply: applyFluxSources},
 
 	// The target cluster's service network, which a Service's IP families
 	// and cluster IPs are allocated from.
@@ -508,6 +513,30 @@ func applyCharts(s *Settings, a Assignment, v value) error {
 			}
 		}
 		s.Helm.Charts[dir] = c
+	}
+	return nil
+}
+
+// applyFluxSources reads flux.sources: a Flux source, "Kind/namespace/name"
+// or "namespace/name", to the folder its artifact holds.
+func applyFluxSources(s *Settings, a Assignment, v value) error {
+	m := a.Value
+	if s.FluxSources == nil {
+		s.FluxSources = map[string]string{}
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		k, x := m.Content[j], m.Content[j+1]
+		if n := strings.Count(k.Value, "/"); n < 1 || n > 2 || strings.HasPrefix(k.Value, "/") || strings.HasSuffix(k.Value, "/") {
+			return a.at(k).errorf("flux.sources: %q is not a source: write Kind/namespace/name or namespace/name (GitRepository/flux-system/flux-system)", k.Value)
+		}
+		if x.Kind != yaml.ScalarNode || x.Value == "" {
+			return a.at(x).errorf("flux.sources.%s must be a folder", k.Value)
+		}
+		dir := x.Value
+		if a.Pos.File != "" && !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(a.Pos.File), dir) // relative to the config
+		}
+		s.FluxSources[k.Value] = dir
 	}
 	return nil
 }

@@ -30,6 +30,9 @@ func TestNoNetwork(t *testing.T) {
 		{"lint", "-f", "json", filepath.Join(root, "testdata")},
 		{"rules"},
 		{"version"},
+		// Flux Kustomizations built offline (discover/flux).
+		{"lint", "-f", "json", filepath.Join(root, "discover", "flux", "testdata", "subst")},
+		{"lint", "-f", "json", filepath.Join(root, "discover", "flux", "testdata", "parent")},
 	}
 	if _, err := os.Stat(filepath.Join(root, "examples")); err == nil {
 		runs = append(runs, []string{"lint", "-f", "json", filepath.Join(root, "examples")})
