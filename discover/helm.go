@@ -148,7 +148,10 @@ func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
 		src.Errs = append(src.Errs, r.valuesErr(err))
 		return src
 	}
-	rendered, err := engine.Render(ch, values)
+	// Helm's random functions draw from a stream seeded by the chart and
+	// release (seededFuncs): the same input renders to the same bytes.
+	eng := engine.Engine{CustomTemplateFuncs: seededFuncs(ch.Name(), ch.Metadata.Version, r.rel.Name, r.rel.Namespace)}
+	rendered, err := eng.Render(ch, values)
 	if err != nil {
 		src.Errs = append(src.Errs, r.templateErr(err))
 		return src
