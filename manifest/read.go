@@ -436,10 +436,11 @@ func notManifest(file string, data []byte, skipped []Skipped, errs []error) ([]S
 	switch {
 	case bytes.HasPrefix(data, gitCryptHeader):
 		return []Skipped{{Pos: Position{File: file, Line: 1, Column: 1}, Reason: gitCryptReason}}, nil
-	case binaryKind(data) != "":
+	case binaryKind(data) != "" && !namesObjectType(data):
 		// A compressed or binary file under a manifest's name is no
 		// manifest kiln can skip: what it holds is unknown, and a CI gate
-		// must not pass it.
+		// must not pass it. (One that names an apiVersion or kind keeps
+		// the reader's error, at the NUL byte.)
 		return nil, []error{&Error{Pos: Position{File: file, Line: 1, Column: 1}, Msg: fmt.Sprintf("%s, not YAML or JSON text: kiln cannot read it (decompress it, or exclude it in .kiln.yaml's exclude: if it is not a manifest)", binaryKind(data))}}
 	case isTemplate(data):
 		for _, err := range errs {
