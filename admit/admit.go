@@ -638,7 +638,7 @@ func firstLine(s string) string {
 	return ""
 }
 
-// Mutator is mutating admission (rules/mutate: MutatingAdmissionPolicies).
+// Mutator is mutating admission (admit/mutate: MutatingAdmissionPolicies).
 // Mutate gets the object of a create as the server's admission chain does,
 // decoded, defaulted and converted to the internal version, and returns it
 // as the policies leave it (obj itself when none applies); denied is set

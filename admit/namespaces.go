@@ -38,7 +38,21 @@ func IsNamespace(o *manifest.Object) bool {
 // holds thousands. The values are shared; callers must not change them.
 type Namespaces map[*manifest.Object]*corev1.Namespace
 
-// NamespacesKey is the rules.Pass.Shared key under which the schema
-// checker, which admits the context, leaves its Namespaces for the
-// checkers that prepare after it.
-type NamespacesKey struct{}
+// KeptNamespaces returns the Namespaces among objs whose content went once
+// admitted, as admission kept them (manifest.Admission.Kept); nil when
+// there are none.
+func KeptNamespaces(objs []*manifest.Object) Namespaces {
+	var out Namespaces
+	for _, o := range objs {
+		if o.Admission == nil {
+			continue
+		}
+		if ns, ok := o.Admission.Kept.(*corev1.Namespace); ok {
+			if out == nil {
+				out = Namespaces{}
+			}
+			out[o] = ns
+		}
+	}
+	return out
+}

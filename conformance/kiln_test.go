@@ -44,10 +44,10 @@ type judged struct {
 
 // lintCorpus runs kiln over paths as `kiln lint PATHS` does
 // (cmd/kiln/lint.go: settings from the nearest .kiln.yaml, discover.Discover
-// renders the charts and kustomizations, lint.Run judges in two passes with
-// every registered checker), with one more checker ahead of the others that
-// keeps each object as it was read, before admission replaces it, so that
-// the server is sent exactly the objects kiln judged.
+// renders the charts and kustomizations, lint.Run admits and judges in two
+// passes with every registered checker), keeping each object as it was
+// read, before admission replaces it (lint.Input.Raw), so that the server
+// is sent exactly the objects kiln judged.
 func lintCorpus(t *testing.T, paths []string) *linted {
 	t.Helper()
 	s, err := settings.New().Load(paths)
@@ -57,8 +57,8 @@ func lintCorpus(t *testing.T, paths []string) *linted {
 	cfg, opts := s.RuleConfig(), s.Options()
 	found := discover.Discover(paths, discover.Options{KubeVersion: opts.KubeVersion, Excluded: s.Excluded, Chart: s.Chart})
 	rec := &recorder{seen: map[*manifest.Object]*judged{}}
-	eng := &rules.Engine{Checkers: append([]*rules.Checker{rec.checker()}, rules.Registered()...), Options: opts, Config: cfg}
-	out, err := lint.Run(eng, lint.Input{Files: found.Files, Units: found.Units}, false)
+	eng := &rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg}
+	out, err := lint.Run(eng, lint.Input{Files: found.Files, Units: found.Units, Raw: rec.raw}, false)
 	if err != nil {
 		t.Fatalf("kiln lint %s: %v", strings.Join(paths, " "), err)
 	}
@@ -89,19 +89,13 @@ type recorder struct {
 	seen map[*manifest.Object]*judged
 }
 
-// checker judges ahead of every other checker: its Before sees the
-// context objects before the schema checker admits them (the rendered
-// ones are judged as themselves, already admitted), its judge every other
-// object before admission.
-func (r *recorder) checker() *rules.Checker {
-	return &rules.Checker{Name: "conformance-recorder", Requires: []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies, rules.StorageClasses}, Before: func(p *rules.Pass) (rules.Judge, error) {
-		for _, o := range p.Objects {
-			if !o.ReadAhead { // a first-pass copy: the document is read again and judged
-				r.keep(o)
-			}
-		}
-		return r.keep, nil
-	}}
+// raw sees every object before admission: the context objects first (the
+// rendered ones are judged as themselves, already admitted), then every
+// object judged.
+func (r *recorder) raw(o *manifest.Object) {
+	if !o.ReadAhead { // a first-pass copy: the document is read again and judged
+		r.keep(o)
+	}
 }
 
 // keep records o as it is now, once.

@@ -18,7 +18,7 @@ import (
 )
 
 // TestMutating compares kiln's mutating admission with a real
-// kube-apiserver v1.37.2, one fresh server per fixture of rules/mutate:
+// kube-apiserver v1.37.2, one fresh server per fixture of admit/mutate:
 // the Namespaces, the admission policies and bindings and the params (the
 // objects in namespace "platform") are created; every other object is sent
 // as a dry-run create. For each, the server's answer (admitted or refused,
@@ -34,7 +34,7 @@ func TestMutating(t *testing.T) {
 	total, agreeing, named := 0, 0, 0
 	var diffs []string
 	for _, name := range []string{"harden", "team", "params", "reinvocation", "failure", "refused", "templates"} {
-		file := filepath.Join("..", "rules", "mutate", "testdata", name+".yaml")
+		file := filepath.Join("..", "admit", "mutate", "testdata", name+".yaml")
 		c := mutatingCase(t, file)
 		total += c.objects
 		agreeing += c.agreeing
@@ -80,8 +80,7 @@ func mutatingCase(t *testing.T, file string) caseResult {
 	// kiln: every checker, as kiln lint runs them; objects keep their
 	// admitted content.
 	opts := rules.DefaultOptions()
-	eng := &rules.Engine{Checkers: checkers.All(), Options: opts, Given: lint.NewGiven(opts).Objects}
-	res, err := eng.Run(objs, []rules.FileObjects{{File: filepath.Base(file)}})
+	res, err := lint.Judge(&rules.Engine{Checkers: checkers.All(), Options: opts}, objs, []rules.FileObjects{{File: filepath.Base(file)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ var policyTestSuites = []string{
 // failures and audit annotations (read from the audit log) must be what
 // the case expects, which kiln's passing case says it found; the server's
 // admitted object must hold what the case's admittedObject writes, which
-// kiln's mutation (rules/mutate) gave. A case kiln cannot evaluate must say
+// kiln's mutation (admit/mutate) gave. A case kiln cannot evaluate must say
 // so, and the server's answer is still checked against the case.
 func TestPolicyTest(t *testing.T) {
 	var table []string

@@ -10,8 +10,9 @@ import (
 // Given is the context a user names beside the input: the --policy files
 // and directories (rules.Policies) and the --storage-classes file
 // (rules.StorageClasses). Each file is read once, when first asked for;
-// every caller gets objects of its own, parsed from the bytes read, since
-// checkers admit (change) what they get. It is the engine's Given.
+// every caller gets objects of its own, parsed from the bytes read. Run
+// hands the engine the --policy objects as the admission stage admitted
+// them, the same to every checker.
 type Given struct {
 	paths map[rules.Context][]string
 	// expand says which paths are walked as directories (--policy) rather

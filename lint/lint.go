@@ -6,9 +6,14 @@
 // CustomResourceDefinitions, ValidatingAdmissionPolicies and bindings, the
 // params the bindings name, StorageClasses) and kiln's App specs, found by
 // a line scan and parsed on their own; and the files the user names for
-// them (--policy, --storage-classes), once, for every checker that asks. The second pass reads every file again, a few at a time on
-// every core, and hands its objects to the engine, which admits, judges
-// and drops them; only findings and the checkers' small summaries remain.
+// them (--policy, --storage-classes), once, for every checker that asks.
+// Between the passes, the admission stage (package admit/stage) admits the
+// context objects and the --policy files' objects, so that every checker
+// prepares with what the API server would hold. The second pass reads
+// every file again, a few at a time on every core, and hands its objects to
+// the engine, which admits them through the same stage (Engine.Admit),
+// judges and drops them; only findings and the checkers' small summaries
+// remain.
 // Rendered units (charts, kustomizations) and App specs are in memory
 // already and are judged as they are.
 package lint
@@ -19,6 +24,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/kilnhq/kiln/admit/stage"
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/manifest"
@@ -45,6 +51,12 @@ type Input struct {
 	// KeepContent leaves the objects of Units their content once judged,
 	// for a caller that reads them afterwards (kiln fix edits them).
 	KeepContent bool
+	// Raw, when set, is called with each object as read or rendered,
+	// before admission changes it: every context object before any is
+	// admitted, every other object as it is judged (from several
+	// goroutines at once; not on a batch the engine's Cache replays).
+	// kiln's conformance tests send these to an API server.
+	Raw func(*manifest.Object)
 }
 
 // Output is a run's result and what reading the inputs found.
@@ -85,7 +97,23 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 		e.Given = NewGiven(e.Options).Objects
 	}
 	stdin := readStdin(in)
-	first := readContext(in, stdin, rules.Required(e.Checkers), e.Given)
+	needed := rules.Required(e.Checkers)
+	for _, c := range admitted {
+		needed[c] = true
+	}
+	first := readContext(in, stdin, needed, e.Given)
+	if in.Raw != nil {
+		for _, o := range first.context {
+			in.Raw(o)
+		}
+	}
+	e.Given, e.Admit = admission(first.context, e.Given, e.Options)
+	if raw, admit := in.Raw, e.Admit; raw != nil {
+		e.Admit = func(o *manifest.Object) {
+			raw(o)
+			admit(o)
+		}
+	}
 	n := len(in.Files) + len(in.Units)
 	files := make([]rules.FileObjects, n)
 	errs := make([][]error, n)
@@ -124,6 +152,42 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	}
 	out.Errs = append(out.Errs, first.specErrs...)
 	return out, nil
+}
+
+// Judge judges objects held in memory through the admission stage and the
+// engine (rules.Engine.Run: every object is context as well, all judged):
+// the objects are admitted with the --policy files the engine's Options name
+// before any checker prepares, and keep their admitted content. files are
+// the files they came from, for the reports.
+func Judge(eng *rules.Engine, objs []*manifest.Object, files []rules.FileObjects) (*rules.Result, error) {
+	e := *eng
+	if e.Options == nil {
+		e.Options = rules.DefaultOptions()
+	}
+	if e.Given == nil {
+		e.Given = NewGiven(e.Options).Objects
+	}
+	e.Given, e.Admit = admission(objs, e.Given, e.Options)
+	return e.Run(objs, files)
+}
+
+// admitted are the contexts the admission stage reads: every context, all
+// admitted before any checker prepares.
+var admitted = []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies, rules.StorageClasses}
+
+// admission admits the context objects and the objects of the --policy
+// files (one admitter for the run: package admit/stage), and returns the
+// given context that hands every checker those admitted objects, and the
+// stage that admits every object judged.
+func admission(ctx []*manifest.Object, given func(rules.Context) ([]*manifest.Object, []error), opts *rules.Options) (func(rules.Context) ([]*manifest.Object, []error), func(*manifest.Object)) {
+	policies, errs := given(rules.Policies)
+	st := stage.New(ctx, policies, stage.Options{KubeVersion: opts.KubeVersion, User: opts.User, Groups: opts.Groups, Authorizer: opts.Authorizer, ServiceCIDRs: opts.ServiceCIDRs})
+	return func(c rules.Context) ([]*manifest.Object, []error) {
+		if c == rules.Policies {
+			return policies, errs
+		}
+		return given(c)
+	}, st.Admit
 }
 
 // notLinted drops from the --policy paths the files the input reads

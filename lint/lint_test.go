@@ -52,7 +52,7 @@ func onePass(t *testing.T, files []string, units []*discover.Unit, stdin string)
 		}
 		objs = append(objs, o)
 	}
-	res, err := (&rules.Engine{Checkers: rules.Registered()}).Run(objs, nil)
+	res, err := lint.Judge(&rules.Engine{Checkers: rules.Registered()}, objs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,6 +84,10 @@ type Object struct {
 	// to create the object: it never exists, so a policy or binding that is
 	// refused never takes effect.
 	Refused bool
+	// Admission is what the admission stage found of the object: nil
+	// before it was admitted, when nothing admits it, and once the rule
+	// engine let go of a judged object's content.
+	Admission *Admission
 
 	APIVersion  string
 	Kind        string

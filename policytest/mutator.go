@@ -6,19 +6,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kilnhq/kiln/admit/mutate"
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/cel"
-	"github.com/kilnhq/kiln/rules/mutate"
 )
 
 // DefaultOptions are kiln test's: MutatingAdmissionPolicies evaluated by
-// the server's own dispatcher and patchers (package rules/mutate).
+// the server's own dispatcher and patchers (package admit/mutate).
 func DefaultOptions() Options {
 	return Options{Mutator: NewMutator()}
 }
 
-// NewMutator returns the Mutator kiln test runs: package rules/mutate, the
+// NewMutator returns the Mutator kiln test runs: package admit/mutate, the
 // server's mutating admission code. It compiles a suite's policies once, at
 // its first request.
 func NewMutator() Mutator {
@@ -99,12 +98,12 @@ func compile(policies, context []*manifest.Object) *compiled {
 	kinds := manifest.BuiltinKinds()
 	kinds.AddCRDs(objs)
 	c := &compiled{}
-	c.m = mutate.ForRequests(objs, kinds, mutate.Options{}, func(d rules.Diagnostic) {
+	c.m = mutate.ForRequests(objs, kinds, mutate.Options{}, func(o *manifest.Object, p manifest.Problem) {
 		pos := ""
-		if d.Object != nil {
-			pos = d.Object.Pos().String() + ": "
+		if o != nil {
+			pos = o.Pos().String() + ": "
 		}
-		c.problems = append(c.problems, pos+d.Message)
+		c.problems = append(c.problems, pos+p.Message)
 	})
 	return c
 }

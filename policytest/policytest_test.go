@@ -133,11 +133,11 @@ func TestKyverno(t *testing.T) {
 		t.Errorf("with a Mutator: %v %v (calls %d)", got, rep.Results, m.calls)
 	}
 
-	// kiln test's own Mutator (rules/mutate): the patchedResources match,
+	// kiln test's own Mutator (admit/mutate): the patchedResources match,
 	// and a patchedResources the policy does not produce fails.
 	rep = RunPaths([]string{"testdata/kyverno/map"}, DefaultOptions())
 	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=pass") || rep.ExitCode() != 0 {
-		t.Errorf("with rules/mutate: %v %v", got, rep.Results)
+		t.Errorf("with admit/mutate: %v %v", got, rep.Results)
 	}
 	dir := t.TempDir()
 	for _, f := range []string{"kyverno-test.yaml", "policy.yaml", "resources.yaml", "patched.yaml"} {
@@ -154,7 +154,7 @@ func TestKyverno(t *testing.T) {
 	}
 	rep = RunPaths([]string{dir}, DefaultOptions())
 	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=fail") || !strings.Contains(rep.Results[0].Message, "expected storefront, got platform") {
-		t.Errorf("with rules/mutate and a wrong patchedResources: %v %v", got, rep.Results)
+		t.Errorf("with admit/mutate and a wrong patchedResources: %v %v", got, rep.Results)
 	}
 }
 

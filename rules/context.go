@@ -122,9 +122,10 @@ func contextFor(c *Checker, ctx []*manifest.Object) []*manifest.Object {
 // Given returns the objects the user named for a context the checker
 // requires, beside the input: the --policy files for Policies, the
 // --storage-classes file for StorageClasses (none for the others). The
-// engine's caller reads them once per run (Engine.Given); every call returns
-// objects of the caller's own, which it may change (admit them). errs are
-// the files' read and parse problems, each with its position.
+// engine's caller reads them once per run (Engine.Given) and admits the
+// --policy objects with the context; checkers read them and never change
+// them. errs are the files' read and parse problems, each with its
+// position.
 func (p *Pass) Given(c Context) ([]*manifest.Object, []error) {
 	if !p.checker.requires(c) {
 		panic(fmt.Sprintf("checker %s asked for the given %s, which it does not require", p.checker.Name, c))

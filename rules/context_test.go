@@ -114,8 +114,9 @@ func TestGiven(t *testing.T) {
 			t.Errorf("Given of a context not required: recover() = %v, want a panic", r)
 		}
 	}()
-	// Before runs on the caller's goroutine, where the panic can be seen.
-	eng.Checkers = []*Checker{{Name: "sneaky", Before: func(p *Pass) (Judge, error) {
+	// The one checker prepares on the caller's goroutine, where the panic
+	// can be seen.
+	eng.Checkers = []*Checker{{Name: "sneaky", Prepare: func(p *Pass) (Judge, error) {
 		p.Given(StorageClasses)
 		return nil, nil
 	}}}

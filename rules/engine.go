@@ -19,6 +19,13 @@ type Engine struct {
 	Checkers []*Checker
 	Options  *Options
 	Config   *Config
+	// Admit, when set, is the admission stage (package admit/stage): the
+	// engine calls it on each object it judges, ahead of every judge, on
+	// the judging goroutine; the judges see the object as Admit leaves it
+	// (the object the API server would admit). It is not called on an
+	// object the run does not judge (Judges), nor on a batch the Cache
+	// replays. The context objects are the caller's to admit, before Stream.
+	Admit func(*manifest.Object)
 	// DropContent makes the engine drop each object's decoded content as soon
 	// as every judge has seen it, so that the heap shrinks while the rules
 	// run. Set it only when nothing reads the objects' content after Run
@@ -105,8 +112,8 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 }
 
 // Stream runs every checker in two passes: first over the context objects
-// (Before, then Prepare; each checker sees those it Requires), then the feed hands the engine every object to
-// judge, batch by batch. Only the findings and the checkers' summaries
+// (Prepare; each checker sees those it Requires), then the feed hands the
+// engine every object to admit (Admit) and judge, batch by batch. Only the findings and the checkers' summaries
 // outlive a batch. The caller sets the Result's Files.
 func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[ignoreKey]*ignoreRecord{}, shared: &shared{m: map[any]*sharedEntry{}}}
@@ -124,7 +131,6 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 		r.cfg = &Config{}
 	}
 	passes := make([]*Pass, len(e.Checkers))
-	befores := make([]Judge, len(e.Checkers))
 	judges := make([]Judge, len(e.Checkers))
 	var key hash.Hash
 	var given *givenRecorder
@@ -135,27 +141,12 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 			given = &givenRecorder{given: e.Given}
 		}
 	}
-	// A rendered context object's content is decoded: it lets go of the
-	// parts of its tree it can read again (a large CRD's schemas) before
-	// admission makes the checkers' memory grow. A checker reading the tree
-	// reads them back; they go again once every checker prepared.
-	for _, o := range ctx {
-		o.ReleaseDetachable()
-	}
 	for i, c := range e.Checkers {
 		passes[i] = r.newPass(i, c, ctx)
 		if given != nil {
 			passes[i].given = given.objects
 		}
 		passes[i].find = feed.Find
-		if c.Before == nil {
-			continue
-		}
-		j, err := c.Before(passes[i])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
-		befores[i] = j
 	}
 	errs := make([]error, len(e.Checkers))
 	parallel.Each(len(e.Checkers), func(i int) {
@@ -184,13 +175,11 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	}
 	r.shared = nil
 	var active, relating []Judge
-	for _, js := range [][]Judge{befores, judges} {
-		for i, j := range js {
-			if j != nil {
-				active = append(active, j)
-				if e.Checkers[i].Relates {
-					relating = append(relating, j)
-				}
+	for i, j := range judges {
+		if j != nil {
+			active = append(active, j)
+			if e.Checkers[i].Relates {
+				relating = append(relating, j)
 			}
 		}
 	}
@@ -317,6 +306,9 @@ func (r *run) judge(b Batch, active, relating []Judge) {
 			if bm != nil {
 				bm.start(i, o)
 			}
+			if r.e.Admit != nil {
+				r.e.Admit(o)
+			}
 			for _, j := range active {
 				j(o)
 			}
@@ -327,6 +319,7 @@ func (r *run) judge(b Batch, active, relating []Judge) {
 		}
 		if r.e.DropContent {
 			o.DropContent()
+			o.Admission = nil
 		}
 	}
 	parallel.EachChunk(len(b.Objects), 16, one) // a batch of up to 16 runs on this goroutine

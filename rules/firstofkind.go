@@ -28,7 +28,7 @@ type kindFirst struct {
 }
 
 // FirstOfKind returns the pass's FirstOfKind of the given name, made on
-// first use. Call it from Before or Prepare.
+// first use. Call it from Prepare.
 func (p *Pass) FirstOfKind(name string) *FirstOfKind {
 	if p.kinds == nil {
 		p.kinds = map[string]*FirstOfKind{}

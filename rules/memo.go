@@ -46,7 +46,7 @@ type memo struct {
 	cache Cache
 	key   [32]byte
 	// judging is set while the feed hands objects: reports outside it
-	// (from Before, Prepare, Finish) are made afresh by every run.
+	// (from Prepare, Finish) are made afresh by every run.
 	judging atomic.Bool
 	// broken is set when a judge did what a record cannot replay.
 	broken atomic.Bool

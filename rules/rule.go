@@ -65,18 +65,20 @@ type Rule struct {
 // rules (the PSA checker reports one rule per upstream check) so that shared
 // work is done once.
 //
-// The engine judges in two passes. First every checker's Before, then its
-// Prepare, see the context objects it Requires (Pass.Objects: of a Stream,
-// what the caller read in its first pass; of a Run over a slice, every
-// object of those kinds) and return the Judge of one object. Then the engine
-// calls the judges of every object, Before's first, one object at a time
-// on every core, and lets go of the object once it is judged. A checker
+// The engine judges in two passes. First every checker's Prepare sees the
+// context objects it Requires (Pass.Objects: of a Stream, what the caller
+// read in its first pass; of a Run over a slice, every object of those
+// kinds) and returns the Judge of one object. Then the engine calls the
+// judges of every object, one object at a time on every core, and lets go
+// of the object once it is judged. The objects are the admitted ones (the
+// admission stage, Engine.Admit, ran on them first): a checker reads them
+// and never changes them. A checker
 // that relates objects to each other keeps small summaries in its judge
 // (with Pass.Mark for where to report) and reports from a function it
 // registers with Pass.Finish, which runs after every object was judged.
 //
 // Rules whose IDs are only known from the input (a user's policies) are
-// declared with Pass.Declare, from Before or Prepare.
+// declared with Pass.Declare, from Prepare.
 type Checker struct {
 	Name  string
 	Rules []*Rule
@@ -88,12 +90,7 @@ type Checker struct {
 	// Requires are the contexts the checker prepares with: the engine
 	// hands it those objects and no others.
 	Requires []Context
-	// Before runs ahead of every other checker's Prepare, one checker at a
-	// time, and its judge ahead of every other judge on each object: it may
-	// change the objects (admission replaces each object's content with the
-	// object the API server would admit, which every other rule judges).
-	Before  func(*Pass) (Judge, error)
-	Prepare func(*Pass) (Judge, error)
+	Prepare  func(*Pass) (Judge, error)
 	// Relates is set for a checker that relates objects of the whole input
 	// (the copies of an object, the pods that share a claim): when a run
 	// judges only some objects (kiln lint --shard), its judge still sees
@@ -111,7 +108,7 @@ type Judge func(*manifest.Object)
 // Pass is what a checker sees: the context objects, the run's options, and a way to report.
 type Pass struct {
 	// Objects are the context objects of the contexts the checker
-	// Requires, for Before and Prepare: the engine lets go of them once
+	// Requires, for Prepare: the engine lets go of them once
 	// judging starts, so a judge keeps what it needs of them, not the
 	// objects.
 	Objects []*manifest.Object
@@ -145,14 +142,14 @@ func (p *Pass) Find(orders []int64) map[int64]*manifest.Object {
 
 // Finish registers fn to run once every object was judged, in the order
 // registered, for rules that relate objects: fn reports at the Marks the
-// judges took. Call it from Before or Prepare.
+// judges took. Call it from Prepare.
 func (p *Pass) Finish(fn func()) { p.finish = append(p.finish, fn) }
 
 // Shared returns what build makes from the context objects, built once per
 // run for every checker that asks with the same key (a comparable value of
 // the asking package's own type), so that checkers which index the same
-// context (the Namespaces, say) share one index. It is for Before and
-// Prepare (later, and outside a run, build runs at every call). build runs
+// context (the Namespaces, say) share one index. It is for Prepare
+// (later, and outside a run, build runs at every call). build runs
 // once, from the first caller's goroutine; what it returns must be safe for
 // concurrent reads.
 func (p *Pass) Shared(key any, build func() any) any {

@@ -75,7 +75,7 @@ func TestPlanPSAMutated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.PlanPSA([]string{"../rules/mutate/testdata/harden.yaml"})
+	p, err := s.PlanPSA([]string{"../admit/mutate/testdata/harden.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,10 @@ package session
 import (
 	"io"
 
+	"github.com/kilnhq/kiln/admit/mutate"
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules/checkers"
-	"github.com/kilnhq/kiln/rules/mutate"
 	"github.com/kilnhq/kiln/rules/psa"
 )
 

@@ -15,7 +15,7 @@ func TestTestCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"test", "../../policytest/testdata/readme"}, 0, "kiln test: 7 passed, 0 failed (1 test file)"},
-		// MutatingAdmissionPolicies are evaluated (rules/mutate).
+		// MutatingAdmissionPolicies are evaluated (admit/mutate).
 		{[]string{"test", "../../policytest/testdata/kyverno/map"}, 0, "kiln test: 1 passed, 0 failed (1 test file)"},
 		{[]string{"test", "-f", "json", "../../policytest/testdata/outputs"}, 1, `"failed": 3`},
 		{[]string{"test", "../../policytest/testdata/outputs/cluster.yaml"}, 2, "cluster.yaml:7:1: a second YAML document"},

@@ -72,7 +72,6 @@ func newRunEngine(pass *rules.Pass) *engineRun {
 		if len(errs) > 0 {
 			return &engineRun{err: fmt.Errorf("--policy: %w", joinErrors(errs))}
 		}
-		admitAll(extra, pass.Options)
 		ctxObjs = append(append([]*manifest.Object(nil), objs...), extra...)
 	}
 	var policyObjs []*manifest.Object
@@ -160,21 +159,11 @@ func namespacesOf(pass *rules.Pass, extra []*manifest.Object) *namespaces {
 	return pass.Shared(sharedNamespaces{}, func() any { return newNamespaces(pass.Objects, admitted) }).(*namespaces)
 }
 
-// admittedOf returns the Namespaces the schema checker kept typed for the
-// context copies whose content it dropped (nil if it did not run).
+// admittedOf returns the Namespaces that admission kept typed for the
+// context copies whose content it let go.
 func admittedOf(pass *rules.Pass) admit.Namespaces {
-	return pass.Shared(admit.NamespacesKey{}, func() any { return admit.Namespaces(nil) }).(admit.Namespaces)
+	return pass.Shared(sharedAdmitted{}, func() any { return admit.KeptNamespaces(pass.Objects) }).(admit.Namespaces)
 }
 
-// admitAll runs the server's create path on the objects of --policy files
-// (the linted objects were admitted by the schema checker), so that refused
-// policies and bindings are known and params are the admitted objects. The
-// schema checker reports their problems.
-func admitAll(objs []*manifest.Object, opts *rules.Options) {
-	kinds := manifest.BuiltinKinds()
-	kinds.AddCRDs(objs)
-	a := admit.New(objs, kinds, admit.Options{KubeVersion: opts.KubeVersion, User: opts.User, Groups: opts.Groups})
-	for _, o := range objs {
-		a.Admit(o)
-	}
-}
+// sharedAdmitted is the Pass.Shared key of admittedOf's Namespaces.
+type sharedAdmitted struct{}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/admit"
 	_ "github.com/kilnhq/kiln/internal/golden"
-	kilnlint "github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -36,10 +36,39 @@ func lint(t *testing.T, src string, opts *rules.Options) []string {
 }
 
 // engine runs the "cel" and "unknown-kind" checkers, with the --policy
-// files of opts read as kiln lint reads them.
+// files of opts read and admitted as kiln lint reads and admits them
+// (package lint, which imports this one through the admission stage).
 func engine(opts *rules.Options) *rules.Engine {
 	cel := &rules.Checker{Name: "cel", Prepare: prepare, Requires: requires}
-	return &rules.Engine{Checkers: []*rules.Checker{cel, UnknownKind}, Options: opts, Given: kilnlint.NewGiven(opts).Objects}
+	return &rules.Engine{Checkers: []*rules.Checker{cel, UnknownKind}, Options: opts, Given: admittedPolicies(opts)}
+}
+
+// admittedPolicies returns an Engine.Given of the --policy files of opts,
+// each object admitted.
+func admittedPolicies(opts *rules.Options) func(rules.Context) ([]*manifest.Object, []error) {
+	return func(c rules.Context) ([]*manifest.Object, []error) {
+		if c != rules.Policies || len(opts.Policies) == 0 {
+			return nil, nil
+		}
+		files, errs := manifest.Expand(opts.Policies)
+		var objs []*manifest.Object
+		for _, f := range files {
+			data, name, err := manifest.ReadBytes(f, nil)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			o, _, perrs := manifest.ParseSkipping(name, data)
+			objs, errs = append(objs, o...), append(errs, perrs...)
+		}
+		kinds := manifest.BuiltinKinds()
+		kinds.AddCRDs(objs)
+		a := admit.New(objs, kinds, admit.Options{KubeVersion: opts.KubeVersion, User: opts.User, Groups: opts.Groups})
+		for _, o := range objs {
+			a.Admit(o)
+		}
+		return objs, errs
+	}
 }
 
 func check(t *testing.T, got, want []string) {

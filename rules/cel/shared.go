@@ -10,7 +10,7 @@ import (
 )
 
 // The offline cluster state every admission policy engine reads, shared
-// with the mutating one (rules/mutate), so that both see the same
+// with the mutating one (admit/mutate), so that both see the same
 // Namespaces, params, equivalent resources and authorizer answers.
 
 // NamespaceLister is the API server's namespace lister over the Namespaces

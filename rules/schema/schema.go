@@ -1,181 +1,119 @@
-// Package schema is the "schema" checker: before any other rule runs, it
-// sends every object through the API server's create path (package admit:
-// strict decoding, defaulting, validation, served versions, CRD schemas and
-// CEL rules), reports what the server would refuse or warn about at the
-// field's line, and leaves each object holding the object the server would
-// admit, which Pod Security, the policies and kiln's own rules then judge.
-// It also reports how kubectl reads the YAML (yaml/…).
+// Package schema is the "schema" checker: it reports what the admission
+// stage (package admit/stage) found of every object on its way in: what the
+// API server's create path would refuse or warn about (strict decoding,
+// defaulting, validation, served versions, CRD schemas and CEL rules), what
+// mutating admission did (mutation/…), at the field's line, and the custom
+// resources it could not judge for want of their CRD. It also reports how
+// kubectl reads the YAML (yaml/…). The objects every checker judges are
+// the admitted ones; this checker changes none.
 package schema
 
 import (
 	"fmt"
-	"math"
-	"sync"
-
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kilnhq/kiln/admit"
-	"github.com/kilnhq/kiln/internal/parallel"
+	"github.com/kilnhq/kiln/admit/mutate"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/apiversions"
-	"github.com/kilnhq/kiln/rules/mutate"
 )
 
-// Checker admits every object and reports the schema/… and yaml/… rules.
-// It admits every context object before the other checkers prepare, so it
-// requires them all.
-var Checker = &rules.Checker{Name: "schema", Rules: append(append([]*rules.Rule(nil), Rules...), mutate.Rules...), Before: before,
+// Checker reports the schema/…, mutation/… and yaml/… rules. It requires
+// every context object: what admitting the context found (a binding without
+// its policy, a mutation of a Namespace) is reported as it prepares.
+var Checker = &rules.Checker{Name: "schema", Rules: append(append([]*rules.Rule(nil), Rules...), mutate.Rules...), Prepare: prepare,
 	Requires: []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies, rules.StorageClasses}}
 
 func init() { rules.Register(Checker) }
 
-// before admits the context objects and returns the judge that admits
-// every other object.
-func before(p *rules.Pass) (_ rules.Judge, err error) {
-	var s *state
-	ctx := p.Objects
-	// The policies of --policy files are judged too: one the server
-	// refuses is reported here and never applied (rules/cel). Files that
-	// cannot be read stop the run there.
-	if extra, _ := p.Given(rules.Policies); len(extra) > 0 {
-		for i, o := range extra {
-			o.Order = math.MaxInt64/2 + int64(i) // after every linted object
-		}
-		ctx = append(append([]*manifest.Object(nil), ctx...), extra...)
-		defer func() {
-			for _, o := range extra {
-				judge(p, s, o)
-			}
-		}()
-	}
-	kinds := manifest.BuiltinKinds()
-	kinds.AddCRDs(ctx)
-	a := admit.New(ctx, kinds, admit.Options{KubeVersion: p.Options.KubeVersion, User: p.Options.User, Groups: p.Options.Groups, ServiceCIDRs: p.Options.ServiceCIDRs})
-	// The context objects are admitted first, so that the other checkers
-	// prepare with what the server would hold (defaulted Namespaces,
-	// params, policies the server refuses); their problems are reported
-	// when they are judged.
-	results := make([]admit.Result, len(ctx))
-	typed := make([]*corev1.Namespace, len(ctx))
-	// Mutating policies first: one the server refuses never applies,
-	// and every other object (context objects too) is admitted through
-	// those that exist.
-	admitted := make([]bool, len(ctx))
-	for i, o := range ctx {
-		if mutate.IsPolicyObject(o) {
-			results[i], admitted[i] = a.Admit(o), true
-		}
-	}
-	if m := mutate.New(p, ctx, kinds, mutate.Options{User: p.Options.User, Groups: p.Options.Groups, Authorizer: p.Options.Authorizer}); m != nil {
-		a.SetMutator(m)
-	}
-	parallel.EachChunk(len(ctx), 16, func(i int) {
-		o := ctx[i]
-		if !admitted[i] {
-			results[i] = a.Admit(o)
-		}
-		if o.ReadAhead && admit.IsNamespace(o) {
-			// What the other checkers read of a Namespace copy is its
-			// labels and the admitted Namespace: kept typed, without
-			// the content, it costs a fraction.
-			typed[i] = admit.NamespaceOf(o)
-			o.DropContent()
-		}
-	})
-	// Every copy of a context object was admitted above (a copy read again
-	// from its file gets its answer from done, below).
-	a.ForgetCopies()
-	nss := admit.Namespaces{}
-	for i, ns := range typed {
-		if ns != nil {
-			nss[ctx[i]] = ns
-		}
-	}
-	p.Shared(admit.NamespacesKey{}, func() any { return nss })
-	s = &state{a: a, done: make(map[manifest.Key]answer, len(ctx)), noCRD: p.FirstOfKind("no-crd")}
-	for i, o := range ctx {
-		s.done[o.Key()] = answer{o, results[i]}
-	}
-	p.Finish(func() { s.reportNoCRD(p) })
-	return func(o *manifest.Object) {
-		s.prune.Do(s.pruneDropped) // judging has started: the context has served
-		judge(p, s, o)
-	}, nil
-}
-
-// state is what the checker keeps between objects: the admitter, the
-// answers for the context objects not judged yet (mu guards them), and the
-// first custom resource of each kind whose CRD is missing.
+// state is what the checker keeps between objects: the first custom
+// resource of each kind whose CRD is missing, and the first object of each
+// kind that mutating admission could not evaluate, per cause.
 type state struct {
-	a     *admit.Admitter
-	mu    sync.Mutex
-	done  map[manifest.Key]answer // by the context object's key, until it is judged
-	prune sync.Once
-	noCRD *rules.FirstOfKind
+	noCRD  *rules.FirstOfKind
+	mutate *rules.FirstOfKind
 }
 
-// pruneDropped lets go of the answers whose object's content is gone (a
-// lint's first pass copies, dropped once every checker prepared): the
-// document read again is admitted afresh, so they would only take memory
-// until it is judged.
-func (s *state) pruneDropped() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kept := map[manifest.Key]answer{} // a map does not shrink as entries go
-	for k, a := range s.done {
-		if a.obj.HasContent() {
-			kept[k] = a
-		}
+// prepare reports what admitting the context found, judges the objects of
+// the --policy files (admitted with the context, never judged otherwise),
+// and returns the judge of every other object.
+func prepare(p *rules.Pass) (rules.Judge, error) {
+	s := &state{noCRD: p.FirstOfKind("no-crd"), mutate: p.FirstOfKind("mutate")}
+	given, _ := p.Given(rules.Policies) // files that cannot be read stop the run in the cel checker
+	for _, o := range p.Objects {
+		s.context(p, o)
 	}
-	s.done = kept
+	for _, o := range given {
+		s.context(p, o)
+		s.judge(p, o)
+	}
+	p.Finish(func() {
+		s.reportMutateNotes(p)
+		s.reportNoCRD(p)
+	})
+	return func(o *manifest.Object) { s.judge(p, o) }, nil
 }
 
-// answer is a context object's admission, handed to the object judged in
-// its place (the same object, or the same document read again).
-type answer struct {
-	obj *manifest.Object
-	res admit.Result
+// context reports what mutating admission said of a context object while
+// the context was admitted.
+func (s *state) context(p *rules.Pass, o *manifest.Object) {
+	if a := o.Admission; a != nil && a.Context {
+		s.mutations(p, o, a)
+	}
 }
 
-// judge admits one object (unless it was admitted as context) and reports
-// what the server says of it.
-func judge(p *rules.Pass, s *state, o *manifest.Object) {
+// mutations reports what mutating admission said of o and notes what it
+// could not evaluate.
+func (s *state) mutations(p *rules.Pass, o *manifest.Object, a *manifest.Admission) {
+	for _, m := range a.Mutations {
+		report(p, o, m)
+	}
+	for _, n := range a.Notes {
+		s.mutate.NoteCause(p, o, n.Cause, "", n.Msg)
+	}
+}
+
+// judge reports how kubectl reads the object and what admission found of
+// it.
+func (s *state) judge(p *rules.Pass, o *manifest.Object) {
 	reportNotes(p, o)
-	s.mu.Lock()
-	done, ok := s.done[o.Key()]
-	delete(s.done, o.Key())
-	s.mu.Unlock()
-	var r admit.Result
-	switch {
-	case ok && done.obj == o:
-		r = done.res
-	case ok && done.obj.HasContent():
-		// The document read again: it gets what the context copy was
-		// admitted as, and the copy is let go.
-		c, _ := done.obj.Content()
-		o.SetContent(c)
-		o.Refused = done.obj.Refused
-		r = done.res
-	default:
-		r = s.a.Admit(o)
+	a := o.Admission
+	if a == nil {
+		return // nothing admitted it
 	}
-	if !r.Judged {
+	if !a.Context {
+		s.mutations(p, o, a)
+	}
+	if !a.Judged {
 		if o.Group() != "" && !builtinLike(o) {
 			s.noCRD.Note(p, o, "apiVersion", "")
 		}
 		return
 	}
-	for _, pr := range r.Problems {
+	for _, pr := range a.Problems {
 		if (pr.Rule == admit.RuleUnservedKind || pr.Rule == admit.RuleUnknownKind) && apiversions.RemovedAt(o.APIVersion, o.Kind, p.Options.KubeVersion) {
 			continue // api/removed says it, with the migration
 		}
-		d := rules.Diagnostic{Rule: pr.Rule, Object: o, Field: pr.Field, Message: pr.Message}
-		if pr.Warning {
-			d.Severity = rules.Warning
-		}
-		p.Report(d)
+		report(p, o, pr)
 	}
+}
+
+// report reports one problem admission found of o.
+func report(p *rules.Pass, o *manifest.Object, pr manifest.Problem) {
+	d := rules.Diagnostic{Rule: pr.Rule, Object: o, Field: pr.Field, Message: pr.Message}
+	if pr.Warning {
+		d.Severity = rules.Warning
+	}
+	p.Report(d)
+}
+
+// reportMutateNotes reports each note of mutating admission once per cause
+// and kind, in cause order.
+func (s *state) reportMutateNotes(p *rules.Pass) {
+	s.mutate.EachCause(func(cause string, m *rules.Mark, msg string, count int) {
+		rule, message := mutate.NoteFinding(manifest.KindNote{Cause: cause, Msg: msg}, m.Ref.Kind, count)
+		p.Report(rules.Diagnostic{Rule: rule, At: m, Message: message})
+	})
 }
 
 // reportNoCRD reports each custom resource kind without a CRD once.

@@ -47,7 +47,8 @@ func Options(t testing.TB, data []byte) *rules.Options {
 
 // Run parses data as file and runs the checkers over it through a
 // rules.Engine, with the files opts names (--policy, --storage-classes)
-// read as kiln lint reads them.
+// read as kiln lint reads them. The objects are judged as written: RunAdmitted
+// admits them first, as kiln lint does.
 func Run(t testing.TB, file string, data []byte, opts *rules.Options, checkers ...*rules.Checker) *rules.Result {
 	t.Helper()
 	objs, errs := manifest.Parse(file, data)
@@ -56,6 +57,21 @@ func Run(t testing.TB, file string, data []byte, opts *rules.Options, checkers .
 	}
 	eng := &rules.Engine{Checkers: checkers, Options: opts, Given: lint.NewGiven(opts).Objects}
 	res, err := eng.Run(objs, []rules.FileObjects{{File: file}})
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return res
+}
+
+// RunAdmitted is Run with the objects admitted first (the admission stage,
+// through lint.Judge), as kiln lint judges them.
+func RunAdmitted(t testing.TB, file string, data []byte, opts *rules.Options, checkers ...*rules.Checker) *rules.Result {
+	t.Helper()
+	objs, errs := manifest.Parse(file, data)
+	if len(errs) > 0 {
+		t.Fatalf("%s: %v", file, errs)
+	}
+	res, err := lint.Judge(&rules.Engine{Checkers: checkers, Options: opts}, objs, []rules.FileObjects{{File: file}})
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}

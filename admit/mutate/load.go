@@ -8,7 +8,6 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules"
 )
 
 type bindingEntry struct {
@@ -21,7 +20,7 @@ type bindingEntry struct {
 // reads), defaulted. Those the server refused at create (o.Refused: their
 // problems are the schema checker's findings) never exist. A second policy
 // of the same name is reported and left out.
-func load(objs []*manifest.Object, report func(rules.Diagnostic)) (policies map[string]*admissionv1.MutatingAdmissionPolicy, bindings []bindingEntry, refused map[string]bool) {
+func load(objs []*manifest.Object, report Report) (policies map[string]*admissionv1.MutatingAdmissionPolicy, bindings []bindingEntry, refused map[string]bool) {
 	policies, refused = map[string]*admissionv1.MutatingAdmissionPolicy{}, map[string]bool{}
 	where := map[string]*manifest.Object{}
 	for _, o := range objs {
@@ -41,7 +40,7 @@ func load(objs []*manifest.Object, report func(rules.Diagnostic)) (policies map[
 				continue
 			}
 			if prev := where[p.Name]; prev != nil {
-				report(rules.Diagnostic{Rule: RuleBinding, Object: o, Field: "metadata.name", Message: fmt.Sprintf("MutatingAdmissionPolicy %q is defined twice (also at %s); the later one would replace the earlier, so kiln ignores this one", p.Name, prev.Pos())})
+				report(o, manifest.Problem{Rule: RuleBinding, Field: "metadata.name", Message: fmt.Sprintf("MutatingAdmissionPolicy %q is defined twice (also at %s); the later one would replace the earlier, so kiln ignores this one", p.Name, prev.Pos())})
 				continue
 			}
 			policies[p.Name], where[p.Name] = p, o

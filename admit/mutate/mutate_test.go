@@ -9,18 +9,18 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kilnhq/kiln/admit/mutate"
 	"github.com/kilnhq/kiln/internal/golden"
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/checkers"
-	"github.com/kilnhq/kiln/rules/mutate"
 )
 
 // TestMutated lints each fixture with every checker, as kiln lint does, and
 // compares the findings and the objects as admitted (after mutating
 // admission, defaulting and the create strategy) with the fixture's golden
-// file (go test ./rules/mutate -update rewrites them).
+// file (go test ./admit/mutate -update rewrites them).
 func TestMutated(t *testing.T) {
 	for _, name := range []string{"harden", "team", "params", "reinvocation", "failure", "refused", "templates", "notes"} {
 		t.Run(name, func(t *testing.T) {
@@ -44,8 +44,7 @@ func lintFixture(t *testing.T, file string) string {
 		t.Fatal(errs)
 	}
 	opts := rules.DefaultOptions()
-	eng := &rules.Engine{Checkers: checkers.All(), Options: opts, Given: lint.NewGiven(opts).Objects}
-	res, err := eng.Run(objs, []rules.FileObjects{{File: file}})
+	res, err := lint.Judge(&rules.Engine{Checkers: checkers.All(), Options: opts}, objs, []rules.FileObjects{{File: file}})
 	if err != nil {
 		t.Fatal(err)
 	}

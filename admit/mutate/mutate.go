@@ -9,10 +9,11 @@
 // cost limits); only the policy compilation, which upstream leaves
 // unexported, is mirrored (compile.go).
 //
-// The schema checker (rules/schema) builds the run's Mutator and hands it to
-// package admit, which calls it for every object it admits, so Pod Security,
-// ValidatingAdmissionPolicies, the schema checks and kiln's own rules judge
-// the mutated object. A run without a MutatingAdmissionPolicy has no Mutator
+// The admission stage (package admit/stage) builds the run's Mutator and
+// hands it to package admit, which calls it for every object it admits, so
+// Pod Security, ValidatingAdmissionPolicies, the schema checks and kiln's
+// own rules judge the mutated object. What it finds goes to the objects'
+// manifest.Admission, which the schema checker reports. A run without a MutatingAdmissionPolicy has no Mutator
 // and pays nothing. kiln test (package policytest) runs the same dispatcher
 // on each case's request with ForRequests and Evaluate.
 package mutate
@@ -36,7 +37,6 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/cel"
 )
 
@@ -66,53 +66,58 @@ type Options struct {
 // it with New for kiln lint (Mutate), with ForRequests for kiln test
 // (Evaluate); both are safe for concurrent use.
 type Mutator struct {
-	pass       *rules.Pass
 	kinds      *manifest.Kinds
 	matcher    generic.PolicyMatcher
 	nsLister   corelisters.NamespaceLister
 	webhooks   []webhook
-	notes      notes
 	dispatcher generic.Dispatcher[mutating.PolicyHook]
 	hooks      []mutating.PolicyHook
 	oi         admission.ObjectInterfaces
 	user       user.Info
-	report     func(rules.Diagnostic)
+	report     Report
+	note       Note
 	// matchPods: some policy's matchConstraints may match Pods, so pod
 	// templates are mutated as their Pods would be.
 	matchPods bool
 }
 
+// Report is told what mutating admission says of an object: an applied
+// mutation or a denial of the object being admitted, or what is wrong with
+// a policy or binding (while the Mutator is built).
+type Report func(o *manifest.Object, p manifest.Problem)
+
+// Note is told of what kiln cannot evaluate for the object being admitted
+// (a webhook that matches it, a policy that matches a custom resource):
+// said once per cause and kind (NoteFinding).
+type Note func(o *manifest.Object, n manifest.KindNote)
+
 // New loads and compiles the MutatingAdmissionPolicies and bindings among
 // objs (policies and bindings the server refused at create, o.Refused, never
 // exist), reading the paramKinds' objects and the Namespaces among objs, and
 // the MutatingWebhookConfigurations. It returns nil when there is no policy
-// with a binding and no webhook. Its findings (applied mutations, denials,
-// bindings without their policy, notes) go to the pass, a Before's: the
-// notes are reported when the pass finishes.
-func New(p *rules.Pass, objs []*manifest.Object, kinds *manifest.Kinds, opts Options) *Mutator {
-	m := build(objs, kinds, opts, p.Report)
+// with a binding and no webhook. What it finds goes to report and note.
+func New(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report Report, note Note) *Mutator {
+	m := build(objs, kinds, opts, report)
 	if m == nil || (len(m.hooks) == 0 && len(m.webhooks) == 0) {
 		return nil
 	}
-	m.pass = p
-	m.notes.first = p.FirstOfKind("mutate")
+	m.note = note
 	m.matchPods = m.anyMatchesPods()
-	p.Finish(func() { m.notes.report(p) })
 	return m
 }
 
 // build loads and compiles the policies, bindings and webhooks among objs,
 // reporting what is wrong with them; nil when there is nothing to run.
-func build(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report func(rules.Diagnostic)) *Mutator {
+func build(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report Report) *Mutator {
 	policies, bindings, refused := load(objs, report)
 	for _, b := range bindings {
 		name := b.spec.Spec.PolicyName
 		switch _, ok := policies[name]; {
 		case ok:
 		case refused[name]:
-			report(rules.Diagnostic{Rule: RuleBinding, Object: b.obj, Field: "spec.policyName", Message: fmt.Sprintf("MutatingAdmissionPolicyBinding %q binds MutatingAdmissionPolicy %q, which the API server refuses at create (see its findings): the binding mutates nothing until the policy is fixed", b.spec.Name, name)})
+			report(b.obj, manifest.Problem{Rule: RuleBinding, Field: "spec.policyName", Message: fmt.Sprintf("MutatingAdmissionPolicyBinding %q binds MutatingAdmissionPolicy %q, which the API server refuses at create (see its findings): the binding mutates nothing until the policy is fixed", b.spec.Name, name)})
 		default:
-			report(rules.Diagnostic{Rule: RuleBinding, Object: b.obj, Field: "spec.policyName", Message: fmt.Sprintf("MutatingAdmissionPolicyBinding %q refers to MutatingAdmissionPolicy %q, which is neither in the input nor under --policy; the API server ignores the binding until the policy exists", b.spec.Name, b.spec.Spec.PolicyName)})
+			report(b.obj, manifest.Problem{Rule: RuleBinding, Field: "spec.policyName", Message: fmt.Sprintf("MutatingAdmissionPolicyBinding %q refers to MutatingAdmissionPolicy %q, which is neither in the input nor under --policy; the API server ignores the binding until the policy exists", b.spec.Name, b.spec.Spec.PolicyName)})
 		}
 	}
 	webhooks := loadWebhooks(objs)
@@ -208,10 +213,10 @@ func (m *Mutator) Mutate(o *manifest.Object, obj runtime.Object, gvk schema.Grou
 	}
 	rec, err := m.dispatch(attr, gvk)
 	for _, c := range rec.changes() {
-		m.report(rules.Diagnostic{Rule: RuleApplied, Object: o, Field: c.fields[0], Message: c.message()})
+		m.report(o, manifest.Problem{Rule: RuleApplied, Field: c.fields[0], Message: c.message()})
 	}
 	if err != nil {
-		m.report(rules.Diagnostic{Rule: RuleDenied, Object: o, Message: err.Error() + " (mutating admission: the server refuses the object)"})
+		m.report(o, manifest.Problem{Rule: RuleDenied, Message: err.Error() + " (mutating admission: the server refuses the object)"})
 		return attr.GetObject(), true
 	}
 	if m.matchPods {

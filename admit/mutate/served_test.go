@@ -44,8 +44,7 @@ func TestServedVersions(t *testing.T) {
 			if opts.KubeVersion, err = manifest.ParseKubeVersion(tc.kube); err != nil {
 				t.Fatal(err)
 			}
-			eng := &rules.Engine{Checkers: checkers.All(), Options: opts, Given: lint.NewGiven(opts).Objects}
-			res, err := eng.Run(objs, []rules.FileObjects{{File: "team.yaml"}})
+			res, err := lint.Judge(&rules.Engine{Checkers: checkers.All(), Options: opts}, objs, []rules.FileObjects{{File: "team.yaml"}})
 			if err != nil {
 				t.Fatal(err)
 			}

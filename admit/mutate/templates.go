@@ -15,7 +15,6 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules"
 )
 
 var podsResource = corev1.SchemeGroupVersion.WithResource("pods")
@@ -109,10 +108,10 @@ func (m *Mutator) template(o *manifest.Object, tmpl map[string]any, path, ns str
 		for i, f := range c.fields {
 			c.fields[i] = path + "." + f
 		}
-		m.report(rules.Diagnostic{Rule: RuleApplied, Object: o, Field: c.fields[0], Message: c.templateMessage(path)})
+		m.report(o, manifest.Problem{Rule: RuleApplied, Field: c.fields[0], Message: c.templateMessage(path)})
 	}
 	if err != nil {
-		m.report(rules.Diagnostic{Rule: RuleDenied, Severity: rules.Warning, Object: o, Field: path, Message: fmt.Sprintf("the Pods made from %s would be refused: %v (mutating admission of a Pod CREATE)", path, err)})
+		m.report(o, manifest.Problem{Rule: RuleDenied, Warning: true, Field: path, Message: fmt.Sprintf("the Pods made from %s would be refused: %v (mutating admission of a Pod CREATE)", path, err)})
 		return false
 	}
 	if len(rec.order) == 0 {

@@ -3,7 +3,6 @@ package mutate
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +13,6 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules"
 )
 
 // What kiln cannot evaluate offline is said once per cause and kind, at the
@@ -31,38 +29,25 @@ type webhook struct {
 	objSel labels.Selector
 }
 
-// notes are the notes of one run: the cause is the key, the message what
-// the note says of it (a format of the kind).
-type notes struct {
-	once  sync.Once
-	first *rules.FirstOfKind
-}
-
-func (n *notes) note(p *rules.Pass, key, what string, o *manifest.Object) {
-	n.once.Do(func() {
-		if n.first == nil {
-			n.first = &rules.FirstOfKind{}
-		}
-	})
-	n.first.NoteCause(p, o, key, "", what)
-}
-
-// report reports each note, in cause order.
-func (n *notes) report(p *rules.Pass) {
-	if n.first == nil {
-		return
+// NoteFinding is the rule and message of a note (Note) said at the first
+// of count objects of kind.
+func NoteFinding(n manifest.KindNote, kind string, count int) (rule, message string) {
+	rule = RuleUnsupported
+	if strings.HasPrefix(n.Cause, "webhook\x00") {
+		rule = RuleWebhook
 	}
-	n.first.EachCause(func(key string, m *rules.Mark, what string, count int) {
-		rule := RuleUnsupported
-		if strings.HasPrefix(key, "webhook\x00") {
-			rule = RuleWebhook
-		}
-		more := ""
-		if count > 1 {
-			more = fmt.Sprintf(" (this %s and %d more)", m.Ref.Kind, count-1)
-		}
-		p.Report(rules.Diagnostic{Rule: rule, At: m, Message: fmt.Sprintf(what, m.Ref.Kind) + more})
-	})
+	more := ""
+	if count > 1 {
+		more = fmt.Sprintf(" (this %s and %d more)", kind, count-1)
+	}
+	return rule, fmt.Sprintf(n.Msg, kind) + more
+}
+
+// noteOf tells the run's Note of o, if there is one.
+func (m *Mutator) noteOf(o *manifest.Object, key, what string) {
+	if m.note != nil {
+		m.note(o, manifest.KindNote{Cause: key, Msg: what})
+	}
 }
 
 // loadWebhooks reads the mutating webhooks among objs.
@@ -103,7 +88,7 @@ func (m *Mutator) noteWebhooks(o *manifest.Object, attr admission.Attributes, ns
 			continue
 		}
 		key := "webhook\x00" + w.config + "\x00" + w.spec.Name
-		m.notes.note(m.pass, key, fmt.Sprintf("mutating webhook %q of MutatingWebhookConfiguration %q matches %%s objects: the cluster may change them in ways kiln cannot evaluate offline (kiln judges them without the webhook's changes)", w.spec.Name, w.config), o)
+		m.noteOf(o, key, fmt.Sprintf("mutating webhook %q of MutatingWebhookConfiguration %q matches %%s objects: the cluster may change them in ways kiln cannot evaluate offline (kiln judges them without the webhook's changes)", w.spec.Name, w.config))
 	}
 }
 
@@ -135,7 +120,7 @@ func (m *Mutator) noteUnsupported(o *manifest.Object, attr admission.Attributes)
 			continue
 		}
 		key := "policy\x00" + h.Policy.Name
-		m.notes.note(m.pass, key, fmt.Sprintf("MutatingAdmissionPolicy %q matches %%s objects, custom resources that kiln does not mutate yet: they are judged as written, without its changes", h.Policy.Name), o)
+		m.noteOf(o, key, fmt.Sprintf("MutatingAdmissionPolicy %q matches %%s objects, custom resources that kiln does not mutate yet: they are judged as written, without its changes", h.Policy.Name))
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/cel"
 )
 
@@ -33,7 +32,7 @@ func unsupported(format string, args ...any) error {
 // request at a time (kiln test). What is wrong with them (a binding without
 // its policy, a policy defined twice) goes to report. It returns nil when
 // no policy has a binding: no request is mutated.
-func ForRequests(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report func(rules.Diagnostic)) *Mutator {
+func ForRequests(objs []*manifest.Object, kinds *manifest.Kinds, opts Options, report Report) *Mutator {
 	m := build(objs, kinds, opts, report)
 	if m == nil || len(m.hooks) == 0 {
 		return nil
