@@ -1,11 +1,16 @@
 package session
 
 import (
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/kilnhq/kiln/admit/mutate"
+	"github.com/kilnhq/kiln/admit/stage"
 	"github.com/kilnhq/kiln/compiler"
+	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/kilnhq/kiln/rules/psa"
 )
@@ -33,12 +38,13 @@ func (s *Session) PlanPSA(paths []string) (*Planned, error) {
 	}
 	if mutates(objs) || len(opts.Policies) > 0 {
 		// Mutating admission changes what Pod Security judges: the plan
-		// reads the objects as the server would admit them.
-		s2 := *s
-		s2.Options = &opts
-		if _, err := s2.Judge(objs, nil); err != nil {
-			return nil, err
+		// reads the objects as the admission stage leaves them.
+		given, errs := lint.NewGiven(&opts).Objects(rules.Policies)
+		if len(errs) > 0 {
+			manifest.SortErrors(errs)
+			return nil, fmt.Errorf("--policy: %w", errors.Join(errs...))
 		}
+		stage.AdmitAll(objs, given, stage.Options{KubeVersion: opts.KubeVersion, User: opts.User, Groups: opts.Groups, Authorizer: opts.Authorizer, ServiceCIDRs: opts.ServiceCIDRs})
 	}
 	plan, err := psa.NewPlanWith(objs, opts.KubeVersion, psa.PlanOptions{Fixable: checkers.IsFixable, Options: &opts})
 	if err != nil {
