@@ -27,6 +27,7 @@ import (
 	"github.com/kilnhq/kiln/admit/stage"
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/lint/memo"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -43,11 +44,15 @@ type Input struct {
 	// StorageClasses count as in a whole-tree run. Nothing is reported on
 	// them.
 	Context []string
+	// Cache, when set, remembers what admitting and judging each batch
+	// gave, and replays it for a batch read from the same bytes in the
+	// same context (package lint/memo wraps the engine): the result is the
+	// same either way.
+	Cache manifest.Cache
 	// Parsed, when set, remembers what parsing each plain file gave, so
 	// that a file whose bytes are unchanged is not parsed again unless a
-	// judge needs its content (the engine's Cache remembers what judging
-	// it gave).
-	Parsed manifest.ParseCache
+	// judge needs its content (Cache remembers what judging it gave).
+	Parsed manifest.Cache
 	// KeepContent leaves the objects of Units their content once judged,
 	// for a caller that reads them afterwards (kiln fix edits them).
 	KeepContent bool
@@ -102,6 +107,10 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 		needed[c] = true
 	}
 	first := readContext(in, stdin, needed, e.Given)
+	var m *memo.Memo
+	if in.Cache != nil {
+		m = memo.New(in.Cache, &e, first.context) // the context as read, before admission
+	}
 	if in.Raw != nil {
 		for _, o := range first.context {
 			in.Raw(o)
@@ -113,6 +122,9 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 			raw(o)
 			admit(o)
 		}
+	}
+	if m != nil {
+		e.Given, e.Memo = m.Given(e.Given), m
 	}
 	n := len(in.Files) + len(in.Units)
 	files := make([]rules.FileObjects, n)

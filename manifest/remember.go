@@ -10,10 +10,12 @@ import (
 	"github.com/kilnhq/kiln/internal/binrec"
 )
 
-// ParseCache remembers across runs what parsing a file gave (kiln lint's
-// content cache, which also holds what judging it gave): Get returns nil
-// for a key it does not hold.
-type ParseCache interface {
+// Cache is kiln lint's content cache (internal/judgecache stores it): it
+// remembers across runs what parsing a file gave (ReadFileRemembered) and
+// what admitting and judging a batch gave (lint/memo). Get returns nil for
+// a key it does not hold; both are called from many goroutines at once,
+// and what Get returns must be what Put was given, or nil.
+type Cache interface {
 	Get(key [32]byte) []byte
 	Put(key [32]byte, data []byte)
 }
@@ -27,13 +29,13 @@ const parsedVersion = "kiln-parsed-v1"
 // from the record, in the same parts, without parsing (their content and
 // YAML tree are read from the bytes when first asked for). Only a file
 // that parsed without problem or skip is remembered.
-func ReadFileRemembered(path string, n int, fn func(objs []*Object), cache ParseCache) *Source {
+func ReadFileRemembered(path string, n int, fn func(objs []*Object), cache Cache) *Source {
 	return readEach(path, nil, n, fn, cache)
 }
 
 // readEach reads one file for ReadFileEach and ReadFileRemembered (cache
 // nil: nothing remembered).
-func readEach(path string, stdin io.Reader, n int, fn func(objs []*Object), cache ParseCache) *Source {
+func readEach(path string, stdin io.Reader, n int, fn func(objs []*Object), cache Cache) *Source {
 	data, name, err := ReadBytes(path, stdin)
 	src := &Source{Path: name}
 	if err != nil {

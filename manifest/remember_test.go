@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// memParseCache is a ParseCache in memory that counts what it is asked.
-type memParseCache struct {
+// memCache is a Cache in memory that counts what it is asked.
+type memCache struct {
 	m          map[[32]byte][]byte
 	gets, puts int
 }
 
-func (c *memParseCache) Get(k [32]byte) []byte { c.gets++; return c.m[k] }
-func (c *memParseCache) Put(k [32]byte, b []byte) {
+func (c *memCache) Get(k [32]byte) []byte { c.gets++; return c.m[k] }
+func (c *memCache) Put(k [32]byte, b []byte) {
 	c.puts++
 	c.m[k] = append([]byte(nil), b...)
 }
@@ -32,7 +32,7 @@ type seen struct {
 	Digest      [32]byte
 }
 
-func readSeen(t *testing.T, path string, cache ParseCache) (parts [][]seen, src *Source) {
+func readSeen(t *testing.T, path string, cache Cache) (parts [][]seen, src *Source) {
 	t.Helper()
 	fn := func(objs []*Object) {
 		var part []seen
@@ -86,7 +86,7 @@ spec:
 	if len(want) < 2 {
 		t.Fatalf("want the file read in several parts, got %d", len(want))
 	}
-	cache := &memParseCache{m: map[[32]byte][]byte{}}
+	cache := &memCache{m: map[[32]byte][]byte{}}
 	first, _ := readSeen(t, good, cache)
 	if cache.puts != 1 || !reflect.DeepEqual(first, want) {
 		t.Fatalf("first read: %d records written; objects differ from ReadFileEach's: %v", cache.puts, !reflect.DeepEqual(first, want))

@@ -3,7 +3,6 @@ package rules
 import (
 	"cmp"
 	"fmt"
-	"hash"
 	"sort"
 	"strings"
 	"sync"
@@ -45,10 +44,10 @@ type Engine struct {
 	// --shard): the others are context only (read in the first pass as
 	// every run reads it), neither judged nor counted. Nil: all of them.
 	Judges func(*manifest.Object) bool
-	// Cache, when set, remembers what judging each batch gave, across
-	// runs, and replays it for a batch read from the same bytes in the same
-	// context (see memo.go): the result is the same either way.
-	Cache Cache
+	// Memo, when set, is told what judging each batch gives and may
+	// replay a batch it remembers instead (see Memo; kiln lint's content
+	// cache): the result is the same either way.
+	Memo Memo
 }
 
 // Batch is objects of one input file or rendered unit, judged together:
@@ -132,20 +131,8 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	}
 	passes := make([]*Pass, len(e.Checkers))
 	judges := make([]Judge, len(e.Checkers))
-	var key hash.Hash
-	var given *givenRecorder
-	if e.Cache != nil {
-		r.memo = &memo{cache: e.Cache}
-		key = runKey(e, r.opts, r.cfg, ctx)
-		if e.Given != nil {
-			given = &givenRecorder{given: e.Given}
-		}
-	}
 	for i, c := range e.Checkers {
 		passes[i] = r.newPass(i, c, ctx)
-		if given != nil {
-			passes[i].given = given.objects
-		}
 		passes[i].find = feed.Find
 	}
 	errs := make([]error, len(e.Checkers))
@@ -160,9 +147,8 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", e.Checkers[i].Name, err)
 		}
 	}
-	if r.memo != nil {
-		r.memo.key = finishKey(key, passes, given)
-		r.passes = passes
+	if e.Memo != nil {
+		e.Memo.Prepared(&Replayer{passes: passes})
 	}
 	// The context objects have served: what the judges need of them, they
 	// keep. A rendered one lets go of the parts of its tree it can read
@@ -183,14 +169,11 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 			}
 		}
 	}
-	if r.memo != nil {
-		r.memo.judging.Store(true)
-	}
 	if err := feed.Each(func(b Batch) { r.judge(b, active, relating) }); err != nil {
 		return nil, err
 	}
-	if r.memo != nil {
-		r.memo.judging.Store(false)
+	if e.Memo != nil {
+		e.Memo.Judged()
 	}
 	for _, p := range passes {
 		for _, fn := range p.finish {
@@ -213,8 +196,6 @@ type run struct {
 	found   *spill.Sorter[Finding]
 	ignores map[ignoreKey]*ignoreRecord
 	shared  *shared
-	memo    *memo   // nil: the run remembers nothing
-	passes  []*Pass // for replaying remembered batches
 }
 
 // newPass makes the pass of checker c; its reports become findings at once.
@@ -226,19 +207,19 @@ func (r *run) newPass(index int, c *Checker, ctx []*manifest.Object) *Pass {
 		byID[rule.ID] = rule
 	}
 	pass := &Pass{Objects: contextFor(c, ctx), Options: r.opts, shared: r.shared, checker: c, known: known, enabled: r.cfg.Enabled, given: r.e.Given,
-		memo: r.memo, index: index}
+		memo: r.e.Memo, index: index}
 	pass.report = func(d Diagnostic) {
 		if !pass.known[d.Rule] {
 			panic(fmt.Sprintf("checker %s reported rule %q that it does not declare", c.Name, d.Rule))
 		}
-		if r.memo != nil && !c.Relates {
+		if r.e.Memo != nil && !c.Relates {
 			if d.Pos == nil && d.At == nil && d.Object != nil {
 				// Resolved now, while the object has its positions: a
 				// replay then needs no YAML tree to place the finding.
 				pos := d.Object.Locate(d.Field)
 				d.Pos = &pos
 			}
-			r.memo.diag(index, d)
+			r.e.Memo.Report(index, d)
 		}
 		pass.deliver(d)
 	}
@@ -278,14 +259,11 @@ func (r *run) judge(b Batch, active, relating []Judge) {
 	for i, o := range b.Objects {
 		o.Order = OrderOf(b.Index, b.First+i)
 	}
-	var bm *batchMemo
-	if r.memo != nil {
-		if bm = r.memo.begin(b, r.e.Judges, r.passes); bm == nil {
-			for _, o := range b.Objects {
-				r.memo.recs.Store(o, (*objRecord)(nil)) // judged, not remembered
-				defer r.memo.recs.Delete(o)
-			}
-		}
+	var bm BatchMemo
+	hit := false
+	if r.e.Memo != nil {
+		bm = r.e.Memo.Begin(b)
+		hit = bm.Hit()
 	}
 	one := func(i int) {
 		o := b.Objects[i]
@@ -294,17 +272,15 @@ func (r *run) judge(b Batch, active, relating []Judge) {
 			for _, j := range relating {
 				j(o)
 			}
-		case bm != nil && bm.hit != nil:
-			rec := bm.hit.Objects[i]
-			rec.restore(o)
+		case hit:
+			bm.Replay(i, o)
 			for _, j := range relating {
 				j(o)
 			}
-			rec.replay(o, r.passes)
 			r.judged(o)
 		default:
 			if bm != nil {
-				bm.start(i, o)
+				bm.Start(i, o)
 			}
 			if r.e.Admit != nil {
 				r.e.Admit(o)
@@ -313,7 +289,7 @@ func (r *run) judge(b Batch, active, relating []Judge) {
 				j(o)
 			}
 			if bm != nil {
-				bm.end(i, o)
+				bm.End(i, o)
 			}
 			r.judged(o)
 		}
@@ -323,8 +299,8 @@ func (r *run) judge(b Batch, active, relating []Judge) {
 		}
 	}
 	parallel.EachChunk(len(b.Objects), 16, one) // a batch of up to 16 runs on this goroutine
-	if bm != nil && bm.hit == nil {
-		bm.store()
+	if bm != nil {
+		bm.Done()
 	}
 }
 

@@ -119,7 +119,7 @@ type Pass struct {
 	// deliver turns a diagnostic into a finding (report records it first
 	// when the run remembers judged objects).
 	deliver  func(Diagnostic)
-	memo     *memo
+	memo     Memo
 	index    int // the checker's place in the engine's
 	kinds    map[string]*FirstOfKind
 	declared []*Rule

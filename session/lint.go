@@ -72,7 +72,7 @@ func (s *Session) lint(paths []string, o LintOptions) (*Linted, *discover.Result
 		return nil, nil, err
 	}
 	if c != nil {
-		e.Cache, in.Parsed = c, c.Sub("parsed")
+		in.Cache, in.Parsed = c, c.Sub("parsed")
 		defer c.Trim()
 	}
 	out, err := lint.Run(e, in, o.Objects)

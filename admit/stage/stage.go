@@ -39,9 +39,6 @@ type Stage struct {
 	mu    sync.Mutex
 	done  map[manifest.Key]*manifest.Object // the context objects, by key, until judged
 	prune sync.Once
-	// kept are the Namespace copies read ahead, whose typed Namespace
-	// admission keeps: their content goes once judging starts.
-	kept []*manifest.Object
 }
 
 // New admits the context objects of a run (ctx: the input's Namespaces,
@@ -90,13 +87,9 @@ func New(ctx, given []*manifest.Object, opts Options) *Stage {
 			// and the admitted Namespace: kept typed, without the
 			// content, it costs a fraction.
 			o.Admission.Kept = admit.NamespaceOf(o)
+			o.DropContent()
 		}
 	})
-	for _, o := range all {
-		if o.Admission != nil && o.Admission.Kept != nil {
-			s.kept = append(s.kept, o)
-		}
-	}
 	// Every copy of a context object was admitted above (a copy read again
 	// from its file gets its answer from done, in Admit).
 	a.ForgetCopies()
@@ -165,18 +158,11 @@ func (s *Stage) Admit(o *manifest.Object) {
 	}
 }
 
-// pruneDropped lets go of the content of the Namespace copies kept typed
-// (the run's cache key, rules.Engine.Cache, is made of the context's
-// content while the checkers prepare), then of the context objects whose
-// content is gone (a lint's first-pass copies, dropped once every checker
-// prepared): the
+// pruneDropped lets go of the context objects whose content is gone (a
+// lint's first-pass copies, dropped once every checker prepared): the
 // document read again is admitted afresh, so they would only take memory
 // until it is judged.
 func (s *Stage) pruneDropped() {
-	for _, o := range s.kept {
-		o.DropContent()
-	}
-	s.kept = nil
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	kept := map[manifest.Key]*manifest.Object{} // a map does not shrink as entries go

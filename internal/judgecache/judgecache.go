@@ -1,5 +1,5 @@
 // Package judgecache keeps on disk what kiln lint's rule engine remembers
-// between runs (rules.Cache): one file per entry, named by a hash of the
+// between runs (manifest.Cache): one file per entry, named by a hash of the
 // entry's key and of the kiln build, so that another build of kiln never
 // reads it. Entries are written to a temporary file and renamed into
 // place, so that a reader sees a whole entry or none; each carries a

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/kilnhq/kiln/internal/binrec"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )
@@ -130,7 +131,7 @@ func identityHash(id manifest.Identity) [16]byte {
 // that copies written alike are identical.
 func digest(o *manifest.Object) [8]byte {
 	content, _ := o.Content()
-	data, err := rules.AppendCanonical(nil, withoutOwn(content))
+	data, err := binrec.AppendCanonical(nil, withoutOwn(content))
 	if err != nil {
 		data, _ = json.Marshal(withoutOwn(content))
 	}

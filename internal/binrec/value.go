@@ -1,18 +1,16 @@
-package rules
+package binrec
 
 import (
 	"encoding/binary"
 	"errors"
 	"math"
 	"slices"
-
-	"github.com/kilnhq/kiln/internal/binrec"
 )
 
-// The admitted content a record holds is written in a compact binary form
-// of JSON-compatible values (map[string]any, []any, string, int64, float64,
-// bool, nil): faster both ways than JSON, and exact (an integral float64
-// stays a float64).
+// Values: a compact binary form of JSON-compatible values (map[string]any,
+// []any, string, int64, float64, bool, nil), as the content cache writes an
+// admitted object's content: faster both ways than JSON, and exact (an
+// integral float64 stays a float64).
 
 const (
 	tagNil byte = iota
@@ -49,7 +47,7 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 	case float64:
 		return binary.LittleEndian.AppendUint64(append(buf, tagFloat), math.Float64bits(v)), nil
 	case string:
-		return binrec.AppendString(append(buf, tagString), v), nil
+		return AppendString(append(buf, tagString), v), nil
 	case []any:
 		buf = binary.AppendUvarint(append(buf, tagList), uint64(len(v)))
 		var err error
@@ -68,7 +66,7 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 		slices.Sort(keys)
 		var err error
 		for _, k := range keys {
-			if buf, err = appendValue(binrec.AppendString(buf, k), v[k]); err != nil {
+			if buf, err = appendValue(AppendString(buf, k), v[k]); err != nil {
 				return nil, err
 			}
 		}
@@ -78,7 +76,7 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 }
 
 // valueReader reads what appendValue wrote.
-type valueReader struct{ binrec.Reader }
+type valueReader struct{ Reader }
 
 func (r *valueReader) value(depth int) any {
 	if r.Bad || len(r.Data) == 0 || depth > 10000 {
@@ -134,11 +132,10 @@ func (r *valueReader) value(depth int) any {
 	return nil
 }
 
-// encodeContent and decodeContent write and read one object's content.
-func encodeContent(c map[string]any) ([]byte, error) { return appendValue(nil, c) }
-
-func decodeContent(data []byte) (map[string]any, bool) {
-	r := valueReader{binrec.Reader{Data: data}}
+// ReadMap reads a map AppendCanonical wrote, the whole of data; ok is false
+// for anything else.
+func ReadMap(data []byte) (map[string]any, bool) {
+	r := valueReader{Reader{Data: data}}
 	v := r.value(0)
 	m, ok := v.(map[string]any)
 	return m, ok && !r.Bad && len(r.Data) == 0
