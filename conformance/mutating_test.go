@@ -80,8 +80,7 @@ func mutatingCase(t *testing.T, file string) caseResult {
 	// kiln: every checker, as kiln lint runs them; objects keep their
 	// admitted content.
 	opts := rules.DefaultOptions()
-	eng := &rules.Engine{Checkers: checkers.All(), Options: opts, Given: lint.NewGiven(opts).Objects}
-	res, err := eng.Run(objs, []rules.FileObjects{{File: filepath.Base(file)}})
+	res, err := lint.Judge(&rules.Engine{Checkers: checkers.All(), Options: opts}, objs, []rules.FileObjects{{File: filepath.Base(file)}})
 	if err != nil {
 		t.Fatal(err)
 	}

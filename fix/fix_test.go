@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kilnhq/kiln/internal/golden"
+	kilnlint "github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/checkers"
@@ -53,8 +54,7 @@ func lintFor(t testing.TB, kube manifest.KubeVersion, files []*File, out map[str
 	}
 	opts := rules.DefaultOptions()
 	opts.KubeVersion = kube
-	eng := &rules.Engine{Checkers: checkers.All(), Options: opts}
-	res, err := eng.Run(objs, nil)
+	res, err := kilnlint.Judge(&rules.Engine{Checkers: checkers.All(), Options: opts}, objs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
