@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	fluxchartutil "github.com/fluxcd/pkg/chartutil"
@@ -227,7 +228,11 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 			annotations[k] = v
 		}
 	}
-	edits = append(edits, func(n *yaml.Node) { setMetadata(n, "labels", labels); setMetadata(n, "annotations", annotations) })
+	edits = append(edits, func(n *yaml.Node) {
+		setMetadata(n, "labels", labels)
+		setMetadata(n, "annotations", annotations)
+		releaseNamespace(n, relNS)
+	})
 
 	cr := chartRender{
 		ch: ch, vals: values, rel: rel, kube: r.opts.KubeVersion, unit: unit, pos: o.Pos(),
@@ -505,6 +510,37 @@ func nested(m map[string]any, path ...string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// builtinKinds is the table of built-in kinds, built on first use.
+var builtinKinds = sync.OnceValue(manifest.BuiltinKinds)
+
+// releaseNamespace puts the release's namespace on a namespaced built-in
+// object that names none, as Helm's kube client does when helm-controller
+// installs it (helm template leaves it out): Pod Security and duplicates
+// are then judged in the namespace the object lands in. A custom
+// resource's scope is not known here and it is left as rendered.
+func releaseNamespace(n *yaml.Node, ns string) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	gv, err := k8sschema.ParseGroupVersion(yamlnode.Scalar(yamlnode.Value(n, "apiVersion")))
+	if err != nil {
+		return
+	}
+	r, ok := builtinKinds().Lookup(gv.WithKind(yamlnode.Scalar(yamlnode.Value(n, "kind"))))
+	if !ok || !r.Namespaced || r.CRD {
+		return
+	}
+	md := yamlnode.Value(n, "metadata")
+	if md == nil || md.Kind != yaml.MappingNode || yamlnode.Scalar(yamlnode.Value(md, "namespace")) != "" {
+		return
+	}
+	if v := yamlnode.Value(md, "namespace"); v != nil {
+		v.Value, v.Tag = ns, "!!str"
+		return
+	}
+	md.Content = append(md.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "namespace"}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ns})
 }
 
 // setMetadata sets entries of metadata.<field> of an object node, over

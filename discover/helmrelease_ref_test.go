@@ -14,6 +14,7 @@ import (
 
 	"github.com/kilnhq/kiln/discover/charts"
 	"github.com/kilnhq/kiln/manifest"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -69,7 +70,11 @@ func gitopsDir(t *testing.T) string {
 // which its post-renderer puts on every object and helm template does
 // not; (2) a name a template draws with randAlphaNum (podinfo's test
 // pods, "podinfo-grpc-test-x7k2q") differs from run to run in either, so
-// such a suffix is masked on both sides.
+// such a suffix is masked on both sides; (3) kiln puts the release
+// namespace on namespaced built-in objects the chart leaves without one
+// (podinfo's redis Deployment, Service, ConfigMap), as Helm's kube client
+// does when helm-controller installs them, and helm template does not:
+// the same is done to helm's output before comparing.
 func TestHelmTemplateReference(t *testing.T) {
 	helm := helmBinary(t)
 	root := gitopsDir(t)
@@ -129,7 +134,7 @@ func TestHelmTemplateReference(t *testing.T) {
 				if err != nil {
 					t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 				}
-				want := helmCanonical(t, out)
+				want := helmCanonical(t, out, ns)
 				got := canonicalObjects(t, u.Source.Objects)
 				if strings.Join(got, "\n") != strings.Join(want, "\n") {
 					t.Errorf("kiln's objects differ from helm template's:\nkiln:\n%s\nhelm:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -156,7 +161,7 @@ func chartSourceOf(t *testing.T, res *Result, hr *manifest.Object, spec *helmRel
 }
 
 // helmCanonical turns helm template's output into sorted JSON lines.
-func helmCanonical(t *testing.T, out []byte) []string {
+func helmCanonical(t *testing.T, out []byte, ns string) []string {
 	t.Helper()
 	var lines []string
 	for _, doc := range strings.Split(string(out), "\n---") {
@@ -168,6 +173,7 @@ func helmCanonical(t *testing.T, out []byte) []string {
 			continue
 		}
 		maskRandom(m)
+		withReleaseNamespace(m, ns)
 		b, _ := json.Marshal(m)
 		lines = append(lines, string(b))
 	}
@@ -219,5 +225,20 @@ func maskRandom(m map[string]any) {
 		if name, _ := md["name"].(string); helmRandomSuffix.MatchString(name) {
 			md["name"] = name[:len(name)-5] + "RANDOM"
 		}
+	}
+}
+
+// withReleaseNamespace sets ns on a namespaced built-in object of helm
+// template's output that names none, as releaseNamespace does (named
+// difference 3), on the decoded map.
+func withReleaseNamespace(m map[string]any, ns string) {
+	gv, err := k8sschema.ParseGroupVersion(fmt.Sprint(m["apiVersion"]))
+	if err != nil {
+		return
+	}
+	r, ok := builtinKinds().Lookup(gv.WithKind(fmt.Sprint(m["kind"])))
+	md, _ := m["metadata"].(map[string]any)
+	if ok && r.Namespaced && md != nil && md["namespace"] == nil {
+		md["namespace"] = ns
 	}
 }
