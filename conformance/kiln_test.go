@@ -130,8 +130,9 @@ type kilnVerdict struct {
 	// sidecar/…, object/…), which no server gives.
 	own []rules.Finding
 	// admissionUnmarked are Pod Security's findings not marked as found
-	// after the first error: on an object the server refuses before
-	// admission there must be none (issue 47, item 4).
+	// after the first error on an object kiln refuses: on an object the
+	// server refuses before admission there must be none (issue 47,
+	// item 4).
 	admissionUnmarked []string
 }
 
@@ -206,6 +207,9 @@ func kilnVerdictOf(o *manifest.Object, fs []rules.Finding) kilnVerdict {
 	}
 	if isPod && v.denied {
 		v.psaWarn = false // a Pod denied by enforce carries no warnings
+	}
+	if !v.rejected {
+		v.admissionUnmarked = nil // only an object refused before admission must mark them
 	}
 	v.detail = strings.Join(details, " | ")
 	if v.detail == "" {

@@ -19,14 +19,14 @@ var reportTree = map[string]string{
 	"deploy/lab.yaml": strings.Replace(strings.ReplaceAll(badDeployment, "rogue", "lab"), "  namespace: shop\n",
 		"  namespace: shop\n  annotations:\n    kiln.dev/ignore: \"psa/privileged # a lab machine\"\n", 1),
 	"lab/pod.yaml": warnedPod,
-	"monitoring/servicemonitor.yaml": `apiVersion: monitoring.coreos.com/v1
-kind: ServiceMonitor
+	// A custom resource of a kind in no CRD catalog: schema/no-crd, an info.
+	"monitoring/dashboard.yaml": `apiVersion: grafana.integreatly.org/v1beta1
+kind: GrafanaDashboard
 metadata:
   name: web
   namespace: monitoring
 spec:
-  selector: {matchLabels: {app: web}}
-  endpoints: [{port: http}]
+  json: "{}"
 `,
 	"inject/pod.yaml": `apiVersion: v1
 kind: Pod

@@ -81,11 +81,24 @@ func WatchPeak(path string) (stop func() (peak uint64)) {
 	runtime.MemProfileRate = 64 << 10
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var (
-		best uint64
-		prof bytes.Buffer
-		done = make(chan struct{})
-		quit = make(chan struct{})
+		best     uint64 // the highest live heap sampled
+		profiled uint64 // the live heap when prof was written
+		prof     bytes.Buffer
+		done     = make(chan struct{})
+		quit     = make(chan struct{})
 	)
+	// A profile is written again only when the heap grew 5% past the last
+	// one written (writing costs); the peak reported is every sample's.
+	read := func() {
+		metrics.Read(sample)
+		live := sample[0].Value.Uint64()
+		best = max(best, live)
+		if live > profiled+profiled/20 {
+			profiled = live
+			prof.Reset()
+			_ = pprof.Lookup("heap").WriteTo(&prof, 0)
+		}
+	}
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(10 * time.Millisecond)
@@ -93,15 +106,11 @@ func WatchPeak(path string) (stop func() (peak uint64)) {
 		for {
 			select {
 			case <-quit:
+				read() // the heap as the run ends counts too
 				return
 			case <-tick.C:
 			}
-			metrics.Read(sample)
-			if live := sample[0].Value.Uint64(); live > best+best/20 {
-				best = live
-				prof.Reset()
-				_ = pprof.Lookup("heap").WriteTo(&prof, 0)
-			}
+			read()
 		}
 	}()
 	return func() uint64 {
