@@ -1,7 +1,7 @@
 # kiln's container image: the static kiln and Debian's static busybox on an
 # otherwise empty root file system. It is built from scratch with local
 # files only (no base image to pull, no network): `make image` assembles the
-# build context under build/image (internal/imageroot: kiln built as make
+# build context under build/image (tools/imageroot: kiln built as make
 # build builds it, busybox linked as the applets the Argo CD plugin's
 # discover command runs, /etc/passwd, plugin.yaml) and builds this file with
 # podman, reproducibly (the commit's time as every timestamp):

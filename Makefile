@@ -2,9 +2,9 @@
 GO      ?= go
 BIN     ?= bin/kiln
 DIST    ?= dist
-# The version is the tree's version file (internal/buildinfo/VERSION: the
+# The version is the tree's version file (cmd/kiln/internal/buildinfo/VERSION: the
 # release, or the next one with -dev); the commit says which tree.
-VERSION ?= $(shell cat internal/buildinfo/VERSION)
+VERSION ?= $(shell cat cmd/kiln/internal/buildinfo/VERSION)
 COMMIT  ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 # make install copies kiln into GOBIN (go env GOBIN, else GOPATH/bin), the
 # directory go install uses.
@@ -75,11 +75,11 @@ release:
 	@cat $(DIST)/SHA256SUMS
 
 # image-root: the image's build context: kiln for linux/IMAGE_ARCH, busybox,
-# users and plugin.yaml under IMAGE_DIR (internal/imageroot).
+# users and plugin.yaml under IMAGE_DIR (tools/imageroot).
 image-root:
 	@rm -rf $(IMAGE_DIR)/linux_$(IMAGE_ARCH) $(IMAGE_DIR)/home
 	GOOS=linux GOARCH=$(IMAGE_ARCH) $(GOBUILD) -o $(IMAGE_DIR)/linux_$(IMAGE_ARCH)/usr/local/bin/kiln ./cmd/kiln
-	GOOS= GOARCH= $(GO) run ./internal/imageroot -arch $(IMAGE_ARCH) -busybox $(BUSYBOX) $(IMAGE_DIR)
+	GOOS= GOARCH= $(GO) run ./tools/imageroot -arch $(IMAGE_ARCH) -busybox $(BUSYBOX) $(IMAGE_DIR)
 
 image: image-root
 	$(PODMAN) build --layers=false --platform linux/$(IMAGE_ARCH) --timestamp $(SOURCE_DATE_EPOCH) \

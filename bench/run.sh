@@ -28,8 +28,8 @@ if [ ! -f "$GEN" ]; then
 fi
 OUT=bench/out
 mkdir -p "$OUT"
-go build -o "$OUT/measure" ./bench/measure
-go build -o "$OUT/parseonly" ./bench/parseonly
+go build -o "$OUT/measure" ./tools/measure
+go build -o "$OUT/parseonly" ./tools/parseonly
 KILN=${KILN:-bin/kiln}
 [ -x "$KILN" ] || go build -o "$KILN" ./cmd/kiln
 # Runs use a copy written by cat, as a downloaded binary is:

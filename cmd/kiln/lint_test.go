@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/kilnhq/kiln/internal/buildinfo"
+	"github.com/kilnhq/kiln/cmd/kiln/internal/buildinfo"
 	"os"
 	"path/filepath"
 	"strings"

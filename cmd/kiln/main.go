@@ -5,8 +5,8 @@ package main
 import (
 	"os"
 
-	"github.com/kilnhq/kiln/internal/gctune"
-	"github.com/kilnhq/kiln/internal/profile"
+	"github.com/kilnhq/kiln/cmd/kiln/internal/gctune"
+	"github.com/kilnhq/kiln/cmd/kiln/internal/profile"
 )
 
 func main() {

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/kilnhq/kiln/internal/buildinfo"
+	"github.com/kilnhq/kiln/cmd/kiln/internal/buildinfo"
 	"github.com/kilnhq/kiln/session"
 	"github.com/kilnhq/kiln/settings"
 	"github.com/spf13/cobra"

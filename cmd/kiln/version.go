@@ -4,7 +4,7 @@ import (
 	"io"
 	"runtime/debug"
 
-	"github.com/kilnhq/kiln/internal/buildinfo"
+	"github.com/kilnhq/kiln/cmd/kiln/internal/buildinfo"
 	"github.com/spf13/cobra"
 )
 

@@ -1,7 +1,7 @@
 // Package servedversions says which group/version/kinds a kube-apiserver
 // serves by default at each Kubernetes minor kiln supports. The table,
 // zz_generated.go, is generated from the Kubernetes sources of each release
-// by internal/gen/servedversions (CONTRIBUTING.md, "Add a Kubernetes
+// by tools/servedversions (CONTRIBUTING.md, "Add a Kubernetes
 // version"); kiln reads it, never the network.
 package servedversions
 

@@ -26,7 +26,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/kilnhq/kiln/internal/heapstart"
+	"github.com/kilnhq/kiln/cmd/kiln/internal/heapstart"
 )
 
 const (

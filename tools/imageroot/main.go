@@ -6,7 +6,7 @@
 // few applets the Argo CD plugin's discover command and a person looking
 // inside need, the users, and the plugin's configuration.
 //
-//	go run ./internal/imageroot -arch amd64 -busybox /bin/busybox DIR
+//	go run ./tools/imageroot -arch amd64 -busybox /bin/busybox DIR
 package main
 
 import (
