@@ -265,6 +265,11 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 		}
 	}
 	renderLoaded(src, cr)
+	// Findings on what the release renders name it, and its
+	// kiln.dev/ignore applies to them, as for a Flux Kustomization's.
+	for _, ro := range src.Objects {
+		ro.Via, ro.ViaIgnore = "HelmRelease "+ns+"/"+o.Name, o.Annotations["kiln.dev/ignore"]
+	}
 	return u
 }
 

@@ -135,6 +135,11 @@ func TestHelmReleases(t *testing.T) {
 		t.Fatalf("podinfo: %v", podinfo.Source.Errs)
 	}
 	dep := objectOf(t, podinfo, "Deployment")
+	for _, o := range podinfo.Source.Objects {
+		if !strings.HasPrefix(o.Via, "HelmRelease ") || !strings.HasSuffix(o.Via, "/podinfo") {
+			t.Errorf("%s: via %q, want the HelmRelease that rendered it", o.Ref(), o.Via)
+		}
+	}
 	c, _ := dep.Content()
 	if got, _ := nested(c, "spec", "replicas"); got != int64(2) && got != float64(2) && got != 2 {
 		t.Errorf("replicas = %v (%T), want 2 from valuesFrom's values.yaml", got, got)

@@ -28,8 +28,11 @@ var Checker = &rules.Checker{Name: "duplicate", Rules: ruleList, Prepare: prepar
 
 func init() { rules.Register(Checker) }
 
-// named reports whether the object has metadata.name (objects with only
-// generateName get a new name on every create and are never duplicates).
+// named reports whether the object was written with metadata.name:
+// objects with only generateName get a new name on every create and are
+// never duplicates. Admission names them as the server does (generateName
+// and five characters), so the name judged is not the one written (o.Name,
+// which is generateName for them).
 func named(o *manifest.Object) bool {
 	content, err := o.Content()
 	if err != nil || content == nil {
@@ -37,7 +40,7 @@ func named(o *manifest.Object) bool {
 	}
 	md, _ := content["metadata"].(map[string]any)
 	name, _ := md["name"].(string)
-	return name != ""
+	return name != "" && name == o.Name
 }
 
 // definition is what the checker keeps of one named object while the

@@ -1,6 +1,8 @@
 package duplicate
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +81,46 @@ func TestAlternativeBundles(t *testing.T) {
 		if !strings.Contains(f.Message, "defines 3 objects that m/install.yaml also defines") {
 			t.Errorf("%s: %s", f.Pos, f.Message)
 		}
+	}
+}
+
+// TestGenerateNameAdmitted: objects written with generateName only are
+// never duplicates, also once admission has named them as the server does
+// (the fixtures judge objects as written; a lint admits them first).
+func TestGenerateNameAdmitted(t *testing.T) {
+	const src = `apiVersion: batch/v1
+kind: Job
+metadata: {generateName: migrate-, namespace: shop}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: migrate:1}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {generateName: migrate-, namespace: shop}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: migrate:2}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: shop}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: shop}
+data: {a: b}
+`
+	res := ruletest.RunAdmitted(t, "jobs.yaml", []byte(src), rules.DefaultOptions(), Checker)
+	var got []string
+	for _, f := range res.Findings {
+		got = append(got, fmt.Sprintf("%d %s %s", f.Pos.Line, f.Rule, f.Object.Name))
+	}
+	if want := []string{"25 object/duplicate settings"}; !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q (the named ConfigMap's copy only)", got, want)
 	}
 }
