@@ -112,29 +112,10 @@ func TestCatalogConformance(t *testing.T) {
 			}
 		}
 	})
-	var rows []row
-	var failures, notes []string
-	for _, c := range catalogCorpora(t) {
-		t.Run(c.name, func(t *testing.T) {
-			start := time.Now()
-			cmp := runCorpus(t, c)
-			cmp.row.seconds = time.Since(start).Seconds()
-			rows = append(rows, cmp.row)
-			failures = append(failures, cmp.failures()...)
-			notes = append(notes, cmp.notes...)
-			for _, f := range cmp.failures() {
-				t.Error(f)
-			}
-		})
-	}
-	var b strings.Builder
-	b.WriteString(header)
-	for _, r := range rows {
-		b.WriteString(r.cells())
-	}
-	t.Logf("custom resources judged by the catalog, against kube-apiserver v1.37.2 with the same CRDs:\n%s\nnot compared:\n%s", b.String(), strings.Join(notes, "\n"))
+	table, failures, _, notes := runCorpora(t, catalogCorpora(t))
+	t.Logf("custom resources judged by the catalog, against kube-apiserver v1.37.2 with the same CRDs:\n%s\nnot compared:\n%s", table, strings.Join(notes, "\n"))
 	if out := os.Getenv("KILN_CATALOG_TABLE"); out != "" {
-		text := b.String() + "\n## Disagreements\n\n" + strings.Join(failures, "\n") + "\n\n## Not compared\n\n" + strings.Join(notes, "\n") + "\n"
+		text := table + "\n## Disagreements\n\n" + strings.Join(failures, "\n") + "\n\n## Not compared\n\n" + strings.Join(notes, "\n") + "\n"
 		if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
 			t.Error(err)
 		}

@@ -139,14 +139,30 @@ func (r row) cells() string {
 // disagreements.
 func TestConformance(t *testing.T) {
 	needServers(t)
-	var rows []row
-	var failures, named, notes []string
-	for _, c := range corpora(t) {
+	table, failures, named, notes := runCorpora(t, corpora(t))
+	t.Logf("conformance against kube-apiserver v1.37.2:\n%s", table)
+	if out := os.Getenv("KILN_CONFORMANCE_TABLE"); out != "" {
+		text := table + "\n## Disagreements not named\n\n" + strings.Join(failures, "\n") + "\n\n## Named differences\n\n" + strings.Join(named, "\n") +
+			"\n\n## Not compared, and how the server was set up\n\n" + strings.Join(notes, "\n") + "\n"
+		if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// runCorpora runs each corpus on its own server, one subtest each, and
+// returns the table of counts (header and a row per corpus) and what the
+// corpora found: the disagreements not named (each also a test error), the
+// named differences, and what was not compared.
+func runCorpora(t *testing.T, cs []corpus) (table string, failures, named, notes []string) {
+	var b strings.Builder
+	b.WriteString(header)
+	for _, c := range cs {
 		t.Run(c.name, func(t *testing.T) {
 			start := time.Now()
 			cmp := runCorpus(t, c)
 			cmp.row.seconds = time.Since(start).Seconds()
-			rows = append(rows, cmp.row)
+			b.WriteString(cmp.row.cells())
 			failures = append(failures, cmp.failures()...)
 			named = append(named, cmp.named...)
 			notes = append(notes, cmp.notes...)
@@ -155,17 +171,5 @@ func TestConformance(t *testing.T) {
 			}
 		})
 	}
-	var b strings.Builder
-	b.WriteString(header)
-	for _, r := range rows {
-		b.WriteString(r.cells())
-	}
-	t.Logf("conformance against kube-apiserver v1.37.2:\n%s", b.String())
-	if out := os.Getenv("KILN_CONFORMANCE_TABLE"); out != "" {
-		text := b.String() + "\n## Disagreements not named\n\n" + strings.Join(failures, "\n") + "\n\n## Named differences\n\n" + strings.Join(named, "\n") +
-			"\n\n## Not compared, and how the server was set up\n\n" + strings.Join(notes, "\n") + "\n"
-		if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
-			t.Error(err)
-		}
-	}
+	return b.String(), failures, named, notes
 }
