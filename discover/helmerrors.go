@@ -3,6 +3,7 @@ package discover
 import (
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -15,33 +16,44 @@ import (
 // violations a line each ("- at '/policy': got null, want string"), under
 // the name of the chart whose schema they break.
 func valuesError(ch *chart.Chart, dir string, set ChartSettings, err error) error {
-	var violations, keys []string
-	chartName := ""
+	violations := schemaViolations(ch, err)
+	if len(violations) == 0 {
+		return &manifest.Error{Pos: chartPos(dir), Msg: "chart " + strconv.Quote(ch.Name()) + " cannot render: its values: " + err.Error()}
+	}
+	example := ""
+	for _, v := range violations {
+		if k := schemaKey(v); k != "" {
+			example = " (e.g. [" + k + "=…])"
+			break
+		}
+	}
+	return &manifest.Error{Pos: chartPos(dir), Msg: "chart " + strconv.Quote(ch.Name()) + " cannot render: its values do not meet its values.schema.json (" +
+		strings.Join(violations, "; ") + "): " + valuesHint(dir, set, example)}
+}
+
+// schemaViolations lists the violations a values schema error holds, a
+// line each in Helm's message ("- at '/policy': got null, want string")
+// under the name of the chart whose schema they break (named when it is
+// not ch), sorted: the validator reports them in map order, and a report
+// must not change between runs.
+func schemaViolations(ch *chart.Chart, err error) []string {
+	var out []string
+	name := ""
 	for _, l := range strings.Split(err.Error(), "\n") {
 		l = strings.TrimSpace(l)
 		switch {
 		case strings.HasPrefix(l, "- "):
 			v := strings.TrimPrefix(l, "- ")
-			if chartName != "" && chartName != ch.Name() {
-				v = "chart " + chartName + " " + v
+			if name != "" && name != ch.Name() {
+				v = "chart " + name + " " + v
 			}
-			violations = append(violations, v)
-			if k := schemaKey(v); k != "" {
-				keys = append(keys, k)
-			}
+			out = append(out, v)
 		case strings.HasSuffix(l, ":") && !strings.Contains(l, " "):
-			chartName = strings.TrimSuffix(l, ":")
+			name = strings.TrimSuffix(l, ":")
 		}
 	}
-	if len(violations) == 0 {
-		return &manifest.Error{Pos: chartPos(dir), Msg: "chart " + strconv.Quote(ch.Name()) + " cannot render: its values: " + err.Error()}
-	}
-	example := ""
-	if len(keys) > 0 {
-		example = " (e.g. [" + keys[0] + "=…])"
-	}
-	return &manifest.Error{Pos: chartPos(dir), Msg: "chart " + strconv.Quote(ch.Name()) + " cannot render: its values do not meet its values.schema.json (" +
-		strings.Join(violations, "; ") + "): " + valuesHint(dir, set, example)}
+	sort.Strings(out)
+	return out
 }
 
 // schemaAt and schemaMissing read the place a schema violation names:

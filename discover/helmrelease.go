@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -697,29 +696,13 @@ func valuesPos(o *manifest.Object, values *yaml.Node, violations []string) manif
 	return pos
 }
 
-// violations lists the schema violations Helm's message holds, sorted
-// (the validator reports them in map order).
+// violations lists the schema violations Helm's message holds (see
+// schemaViolations), or the message itself when it holds none.
 func violations(ch *chart.Chart, err error) []string {
-	var out []string
-	name := ""
-	for _, l := range strings.Split(err.Error(), "\n") {
-		l = strings.TrimSpace(l)
-		switch {
-		case strings.HasPrefix(l, "- "):
-			v := strings.TrimPrefix(l, "- ")
-			if name != "" && name != ch.Name() {
-				v = "chart " + name + " " + v
-			}
-			out = append(out, v)
-		case strings.HasSuffix(l, ":") && !strings.Contains(l, " "):
-			name = strings.TrimSuffix(l, ":")
-		}
+	if out := schemaViolations(ch, err); len(out) > 0 {
+		return out
 	}
-	if len(out) == 0 {
-		out = append(out, strings.TrimSpace(err.Error()))
-	}
-	sort.Strings(out)
-	return out
+	return []string{strings.TrimSpace(err.Error())}
 }
 
 // toYAML writes objects as one YAML stream.
