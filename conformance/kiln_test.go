@@ -13,7 +13,7 @@ import (
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
-	_ "github.com/kilnhq/kiln/rules/checkers" // every checker the CLI links
+	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/kilnhq/kiln/settings"
 )
 
@@ -58,7 +58,7 @@ func lintCorpus(t *testing.T, paths []string) *linted {
 	cfg, opts := s.RuleConfig(), s.Options()
 	found := discover.Discover(paths, discover.Options{KubeVersion: opts.KubeVersion, Excluded: s.Excluded, Chart: s.Chart})
 	rec := &recorder{seen: map[*manifest.Object]*judged{}}
-	eng := &rules.Engine{Checkers: rules.Registered(), Options: opts, Config: cfg}
+	eng := &rules.Engine{Checkers: checkers.All(), Options: opts, Config: cfg}
 	out, err := lint.Run(eng, lint.Input{Files: found.Files, Units: found.Units, Raw: rec.raw}, false)
 	if err != nil {
 		t.Fatalf("kiln lint %s: %v", strings.Join(paths, " "), err)

@@ -11,13 +11,14 @@ import (
 	"github.com/kilnhq/kiln/catalog"
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 // schemaFindings are a run's schema/… findings, as "file:line rule
 // message", and the catalog entries it used.
 func schemaFindings(t *testing.T, files []string, opts *rules.Options) ([]string, []string) {
 	t.Helper()
-	out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts}, lint.Input{Files: files}, false)
+	out, err := lint.Run(&rules.Engine{Checkers: checkers.All(), Options: opts}, lint.Input{Files: files}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,16 +16,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
-
-	_ "github.com/kilnhq/kiln/rules/apiversions"
-	_ "github.com/kilnhq/kiln/rules/cel"
-	_ "github.com/kilnhq/kiln/rules/duplicate"
-	_ "github.com/kilnhq/kiln/rules/jobset"
-	_ "github.com/kilnhq/kiln/rules/policies"
-	_ "github.com/kilnhq/kiln/rules/psa"
-	_ "github.com/kilnhq/kiln/rules/schema"
-	_ "github.com/kilnhq/kiln/rules/sidecar"
-	_ "github.com/kilnhq/kiln/rules/storage"
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 // onePass is the reference: every object read and decoded, App specs
@@ -52,7 +43,7 @@ func onePass(t *testing.T, files []string, units []*discover.Unit, stdin string)
 		}
 		objs = append(objs, o)
 	}
-	res, err := lint.Judge(&rules.Engine{Checkers: rules.Registered()}, objs, nil)
+	res, err := lint.Judge(&rules.Engine{Checkers: checkers.All()}, objs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +106,7 @@ func TestSameAsOnePass(t *testing.T) {
 			// The reference has no catalog CRDs (TestCatalog judges those).
 			opts := rules.DefaultOptions()
 			opts.CatalogOff = true
-			out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts}, lint.Input{Files: tc.files, Stdin: strings.NewReader(tc.stdin)}, true)
+			out, err := lint.Run(&rules.Engine{Checkers: checkers.All(), Options: opts}, lint.Input{Files: tc.files, Stdin: strings.NewReader(tc.stdin)}, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +153,7 @@ func manyParts(t *testing.T) string {
 // TestContextDecides: the fixture's verdicts depend on the later files, so
 // a lint that judged each file without the first pass would differ.
 func TestContextDecides(t *testing.T) {
-	out, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: expand(t, "testdata/context")}, false)
+	out, err := lint.Run(&rules.Engine{Checkers: checkers.All()}, lint.Input{Files: expand(t, "testdata/context")}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +193,7 @@ func mustRead(t *testing.T, path string) string {
 // checkers prepare with, not every object).
 func TestRepoContext(t *testing.T) {
 	all := expand(t, "testdata/context")
-	whole, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: all}, false)
+	whole, err := lint.Run(&rules.Engine{Checkers: checkers.All()}, lint.Input{Files: all}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +205,7 @@ func TestRepoContext(t *testing.T) {
 					others = append(others, f)
 				}
 			}
-			one, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: []string{file}, Context: others}, false)
+			one, err := lint.Run(&rules.Engine{Checkers: checkers.All()}, lint.Input{Files: []string{file}, Context: others}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +252,7 @@ spec: {policyName: no-bad, validationActions: [Deny]}
 	for _, policies := range [][]string{{pol}, {filepath.Join(pol, "p.yaml")}} {
 		opts := rules.DefaultOptions()
 		opts.Policies = policies
-		out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts}, lint.Input{Files: inputs}, false)
+		out, err := lint.Run(&rules.Engine{Checkers: checkers.All(), Options: opts}, lint.Input{Files: inputs}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +276,7 @@ func TestSpilledReports(t *testing.T) {
 	files := expand(t, "testdata/context", "../conformance/testdata/corpus", "../rules/psa/testdata", "../rules/duplicate/testdata")
 	reports := func(spill int, keep bool) map[string]string {
 		t.Helper()
-		out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), SpillAfter: spill}, lint.Input{Files: files}, true)
+		out, err := lint.Run(&rules.Engine{Checkers: checkers.All(), SpillAfter: spill}, lint.Input{Files: files}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +367,7 @@ func TestContextLetGo(t *testing.T) {
 	}}
 	opts := rules.DefaultOptions()
 	opts.Policies = []string{"../bench/policies"}
-	eng := &rules.Engine{Checkers: append(rules.Registered(), probe), Options: opts}
+	eng := &rules.Engine{Checkers: append(checkers.All(), probe), Options: opts}
 	out, err := lint.Run(eng, lint.Input{Files: expand(t, dir)}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -399,7 +390,7 @@ func TestContextLetGo(t *testing.T) {
 func TestSkippedFiles(t *testing.T) {
 	dir := "testdata/skipped"
 	files := expand(t, dir)
-	out, err := lint.Run(&rules.Engine{Checkers: rules.Registered()}, lint.Input{Files: files}, false)
+	out, err := lint.Run(&rules.Engine{Checkers: checkers.All()}, lint.Input{Files: files}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

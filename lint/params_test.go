@@ -8,6 +8,7 @@ import (
 
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 const forbidPolicy = `apiVersion: admissionregistration.k8s.io/v1
@@ -58,7 +59,7 @@ func TestParamsOfPolicyFiles(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := rules.DefaultOptions()
 			opts.Policies = []string{policy}
-			out, err := lint.Run(&rules.Engine{Checkers: rules.Registered(), Options: opts}, lint.Input{Files: tc.files}, false)
+			out, err := lint.Run(&rules.Engine{Checkers: checkers.All(), Options: opts}, lint.Input{Files: tc.files}, false)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,37 +1,12 @@
 package rules
 
-import (
-	"sort"
-	"sync"
-)
+import "sort"
 
-var (
-	registryMu sync.Mutex
-	registry   []*Checker
-)
-
-// Register adds a checker to the set every run uses. Rule packages call it
-// from init; the CLI imports them for their side effect.
-func Register(c *Checker) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	registry = append(registry, c)
-}
-
-// Registered returns the registered checkers sorted by name.
-func Registered() []*Checker {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	out := append([]*Checker(nil), registry...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// AllRules returns the rules the registered checkers know up front (Rules
-// and Declares), sorted by ID.
-func AllRules() []*Rule {
+// AllRules returns the rules the checkers know up front (Rules and
+// Declares), sorted by ID.
+func AllRules(checkers []*Checker) []*Rule {
 	var out []*Rule
-	for _, c := range Registered() {
+	for _, c := range checkers {
 		out = append(append(out, c.Rules...), c.Declares...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

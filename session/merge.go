@@ -6,6 +6,7 @@ import (
 
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 // Merge is kiln report merge: the -f json reports of every shard of a
@@ -29,7 +30,7 @@ func Merge(files []string, stdin io.Reader) (*Linted, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Rules = rules.AllRules()
+	res.Rules = checkers.Rules()
 	return &Linted{Result: res, Inputs: in}, nil
 }
 

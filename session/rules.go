@@ -25,7 +25,7 @@ import (
 // rendered), and per policy a binding there names, for kiln rules and
 // kiln explain.
 func Rules(paths []string, stdin io.Reader) ([]*rules.Rule, error) {
-	all := append(rules.AllRules(), rules.UnusedIgnoreRule)
+	all := append(checkers.Rules(), rules.UnusedIgnoreRule)
 	if len(paths) > 0 {
 		s, err := New(settings.New(), paths, stdin)
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
-	_ "github.com/kilnhq/kiln/rules/checkers" // every checker registers
+	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/kilnhq/kiln/settings"
 )
 
@@ -98,7 +98,7 @@ func FailsAt(res *rules.Result, threshold rules.Severity) bool {
 
 // engine is the rule engine of the run: every registered checker.
 func (s *Session) engine() *rules.Engine {
-	e := &rules.Engine{Checkers: rules.Registered(), Options: s.Options, Config: s.Config}
+	e := &rules.Engine{Checkers: checkers.All(), Options: s.Options, Config: s.Config}
 	if sh := s.Settings.Shard; sh.On() {
 		e.Judges = func(o *manifest.Object) bool { return sh.Holds(shardID(o.Ref(), o.File)) }
 	}

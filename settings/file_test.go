@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kilnhq/kiln/rules"
-	_ "github.com/kilnhq/kiln/rules/checkers" // the rules the README names
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 // parse decodes a .kiln.yaml text alone, as Load does.
@@ -165,7 +165,7 @@ func TestREADMEExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RuleConfig().CheckRules(rules.AllRules()); err != nil {
+	if err := s.RuleConfig().CheckRules(checkers.Rules()); err != nil {
 		t.Fatal(err)
 	}
 	if s.KubeVersion == "" || s.PSALevel == "" || len(s.PSANamespaces) == 0 || s.FailOn == "" || len(s.AsGroups) == 0 || len(s.Helm.Charts) == 0 || len(s.Exclude) == 0 {

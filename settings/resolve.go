@@ -6,6 +6,7 @@ import (
 
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
+	"github.com/kilnhq/kiln/rules/checkers"
 )
 
 // Load returns the settings of a run over paths: the config file (the one
@@ -34,7 +35,7 @@ func (s *Settings) Load(paths []string) (*Settings, error) {
 			return nil, err
 		}
 	}
-	if err := out.RuleConfig().CheckRules(rules.AllRules()); err != nil {
+	if err := out.RuleConfig().CheckRules(checkers.Rules()); err != nil {
 		return nil, err
 	}
 	return out, nil

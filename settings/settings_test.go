@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/kilnhq/kiln/rules/checkers" // the rules .kiln.yaml names
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )

@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newArgoCDCmd) }
-
 func newArgoCDCmd(e *env) *cobra.Command {
 	return group("argocd", "Argo CD config management plugin (CMP v2) commands", newArgoCDGenerateCmd(e))
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newBuildCmd) }
-
 func newBuildCmd(e *env) *cobra.Command {
 	var flags *settings.Flags
 	var outDir string

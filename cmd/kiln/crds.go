@@ -11,8 +11,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func init() { commands = append(commands, newCRDsCmd) }
-
 func newCRDsCmd(e *env) *cobra.Command {
 	return group("crds", "kiln's built-in catalog of CustomResourceDefinitions", newCRDsListCmd(e), newCRDsExportCmd(e))
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newFetchCmd) }
-
 func newFetchCmd(e *env) *cobra.Command {
 	var flags *settings.Flags
 	var offlineCheck bool

@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newFixCmd) }
-
 func newFixCmd(e *env) *cobra.Command {
 	var flags *settings.Flags
 	var format string

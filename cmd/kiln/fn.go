@@ -5,8 +5,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newFnCmd) }
-
 func newFnCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "fn",

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newLintCmd) }
-
 func newLintCmd(e *env) *cobra.Command {
 	var flags *settings.Flags
 	var format string

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newPoliciesCmd) }
-
 func newPoliciesCmd(e *env) *cobra.Command {
 	return group("policies", "kiln's built-in rules as ValidatingAdmissionPolicies", newPoliciesExportCmd(e))
 }

@@ -5,8 +5,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newPSACmd) }
-
 func newPSACmd(e *env) *cobra.Command {
 	return group("psa", "Pod Security Admission tools", newPSAPlanCmd(e))
 }

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newReportCmd) }
-
 func newReportCmd(e *env) *cobra.Command {
 	var format string
 	merge := &cobra.Command{

@@ -37,8 +37,24 @@ func newRoot(e *env) *cobra.Command {
 	return root
 }
 
-// commands are the subcommand constructors; each command file adds its own in init.
-var commands []func(*env) *cobra.Command
+// commands are the subcommand constructors, one per command file. A new
+// command adds its constructor here.
+var commands = []func(*env) *cobra.Command{
+	newArgoCDCmd,
+	newBuildCmd,
+	newCRDsCmd,
+	newExplainCmd,
+	newFetchCmd,
+	newFixCmd,
+	newFnCmd,
+	newLintCmd,
+	newPoliciesCmd,
+	newPSACmd,
+	newReportCmd,
+	newRulesCmd,
+	newTestCmd,
+	newVersionCmd,
+}
 
 // group is a command that only holds subcommands (kiln psa, kiln argocd).
 func group(use, short string, subs ...*cobra.Command) *cobra.Command {

@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { commands = append(commands, newTestCmd) }
-
 func newTestCmd(e *env) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{

@@ -18,7 +18,6 @@ var (
 )
 
 func init() {
-	commands = append(commands, newVersionCmd)
 	bi, _ := debug.ReadBuildInfo()
 	version, commit = buildinfo.Resolve(version, commit, buildinfo.File, bi)
 }

@@ -107,8 +107,6 @@ func mustLoad(data []byte) []API {
 // Checker reports the api/… rules.
 var Checker = &rules.Checker{Name: "apiversions", Rules: ruleList, Prepare: prepare}
 
-func init() { rules.Register(Checker) }
-
 func prepare(p *rules.Pass) (rules.Judge, error) {
 	return func(o *manifest.Object) {
 		kube := p.Options.KubeVersion

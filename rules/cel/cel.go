@@ -28,9 +28,9 @@ import (
 // Namespaces that namespaceObject and namespace selectors read.
 var requires = []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies}
 
-func init() {
-	rules.Register(&rules.Checker{Name: "cel", Prepare: prepare, Requires: requires})
-}
+// Checker evaluates the ValidatingAdmissionPolicies of the input and of
+// --policy against every object.
+var Checker = &rules.Checker{Name: "cel", Prepare: prepare, Requires: requires}
 
 // prepare is the "cel" checker: it loads the policies and bindings among the
 // objects and of the --policy files, and returns the judge that evaluates

@@ -50,8 +50,6 @@ var UnknownKind = &rules.Checker{
 	Prepare:  prepareUnknownKind,
 }
 
-func init() { rules.Register(UnknownKind) }
-
 func prepareUnknownKind(pass *rules.Pass) (rules.Judge, error) {
 	run := runEngine(pass)
 	if run.e == nil || len(run.e.policies) == 0 {

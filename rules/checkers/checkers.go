@@ -1,25 +1,37 @@
 // Package checkers is the one list of kiln's checkers. The CLI lints with
 // All, and every test that runs all checkers, or all of kiln's own rules,
-// takes its list from here: a checker package imported below runs
-// everywhere, and TestEveryCheckerListed fails for one that is not.
+// takes its list from here: a checker listed below runs everywhere, and
+// TestEveryCheckerListed fails for a family whose checker is not.
 package checkers
 
 import (
 	"sort"
 
 	"github.com/kilnhq/kiln/rules"
-
-	// Each registers its checker from init.
-	"github.com/kilnhq/kiln/rules/apiversions" // api/…: removed and deprecated apiVersions
-	_ "github.com/kilnhq/kiln/rules/cel"       // ValidatingAdmissionPolicies in the input and under --policy (cel, unknown-kind)
-	_ "github.com/kilnhq/kiln/rules/duplicate" // object/duplicate
-	_ "github.com/kilnhq/kiln/rules/jobset"    // jobset/…
-	"github.com/kilnhq/kiln/rules/policies"    // kiln's single-object rules, written as ValidatingAdmissionPolicies
-	"github.com/kilnhq/kiln/rules/psa"         // Pod Security Admission (psa/…)
-	_ "github.com/kilnhq/kiln/rules/schema"    // the API server's create path (schema/…) and kubectl's YAML reading (yaml/…)
-	_ "github.com/kilnhq/kiln/rules/sidecar"   // sidecar/injected-in-job
-	_ "github.com/kilnhq/kiln/rules/storage"   // storage/…
+	"github.com/kilnhq/kiln/rules/apiversions"
+	"github.com/kilnhq/kiln/rules/cel"
+	"github.com/kilnhq/kiln/rules/duplicate"
+	"github.com/kilnhq/kiln/rules/jobset"
+	"github.com/kilnhq/kiln/rules/policies"
+	"github.com/kilnhq/kiln/rules/psa"
+	"github.com/kilnhq/kiln/rules/schema"
+	"github.com/kilnhq/kiln/rules/sidecar"
+	"github.com/kilnhq/kiln/rules/storage"
 )
+
+// all is the list of checkers. A new family adds its checker here.
+var all = []*rules.Checker{
+	apiversions.Checker, // api/…: removed and deprecated apiVersions
+	cel.Checker,         // ValidatingAdmissionPolicies in the input and under --policy
+	cel.UnknownKind,     // policies that match a kind the input's context does not serve
+	duplicate.Checker,   // object/duplicate
+	jobset.Checker,      // jobset/…
+	policies.Checker,    // kiln's single-object rules, written as ValidatingAdmissionPolicies
+	psa.Checker,         // Pod Security Admission (psa/…)
+	schema.Checker,      // the API server's create path (schema/…) and kubectl's YAML reading (yaml/…)
+	sidecar.Checker,     // sidecar/injected-in-job
+	storage.Checker,     // storage/…
+}
 
 // notOwn are the checkers that judge as the API server does (schema, psa)
 // or apply the user's policies (cel, unknown-kind), rather than kiln's own
@@ -27,7 +39,14 @@ import (
 var notOwn = map[string]bool{"schema": true, "psa": true, "cel": true, "unknown-kind": true}
 
 // All returns every checker kiln lint runs, sorted by name.
-func All() []*rules.Checker { return rules.Registered() }
+func All() []*rules.Checker {
+	out := append([]*rules.Checker(nil), all...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Rules returns the rules every checker knows up front, sorted by ID.
+func Rules() []*rules.Rule { return rules.AllRules(all) }
 
 // Own returns the checkers of kiln's own rules: All without the API
 // server's checks and the user's policies, sorted by name.

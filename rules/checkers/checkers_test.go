@@ -1,55 +1,98 @@
 package checkers
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestEveryCheckerListed: every package under rules/ that registers a
-// checker is imported by checkers.go, so the CLI and the tests run it.
+// TestEveryCheckerListed: every checker a family under rules/ declares (a
+// package-level exported variable holding a *rules.Checker) is in the list
+// of checkers.go, so the CLI and the tests run it.
 func TestEveryCheckerListed(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "checkers.go", nil, parser.ImportsOnly)
+	f, err := parser.ParseFile(token.NewFileSet(), "checkers.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := map[string]bool{}
-	for _, imp := range f.Imports {
-		p, _ := strconv.Unquote(imp.Path.Value)
-		listed[p] = true
-	}
+	listed := map[string]bool{} // "psa.Checker"
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				listed[id.Name+"."+sel.Sel.Name] = true
+			}
+		}
+		return true
+	})
 	files, err := filepath.Glob("../*/*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	registering := 0
+	declared := 0
 	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
+		if strings.HasSuffix(file, "_test.go") || strings.Contains(file, "/internal/") {
 			continue
 		}
-		src, err := os.ReadFile(file)
+		src, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(src), "rules.Register(") {
+		for _, name := range checkerVars(src) {
+			declared++
+			if ref := src.Name.Name + "." + name; !listed[ref] {
+				t.Errorf("%s declares the checker %s, which rules/checkers/checkers.go does not list: add it to all", file, ref)
+			}
+		}
+	}
+	if declared == 0 {
+		t.Fatal("found no family declaring a checker: the search is broken")
+	}
+	if got := len(All()); got != declared {
+		t.Errorf("All() has %d checkers, the families declare %d", got, declared)
+	}
+}
+
+// checkerVars returns the exported package-level variables of f whose value
+// is a &rules.Checker{...} literal or a call of NewChecker.
+func checkerVars(f *ast.File) []string {
+	var out []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.VAR {
 			continue
 		}
-		registering++
-		pkg := "github.com/kilnhq/kiln/rules/" + filepath.Base(filepath.Dir(file))
-		if !listed[pkg] {
-			t.Errorf("%s registers a checker but rules/checkers/checkers.go does not import %s: add it there", file, pkg)
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if !name.IsExported() || i >= len(vs.Values) {
+					continue
+				}
+				switch v := vs.Values[i].(type) {
+				case *ast.UnaryExpr:
+					if c, ok := v.X.(*ast.CompositeLit); ok && exprString(c.Type) == "rules.Checker" {
+						out = append(out, name.Name)
+					}
+				case *ast.CallExpr:
+					if exprString(v.Fun) == "NewChecker" {
+						out = append(out, name.Name)
+					}
+				}
+			}
 		}
 	}
-	if registering == 0 {
-		t.Fatal("found no package registering a checker: the search is broken")
+	return out
+}
+
+func exprString(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return exprString(e.X) + "." + e.Sel.Name
 	}
-	if got := len(All()); got != registering {
-		t.Errorf("All() has %d checkers, %d files register one", got, registering)
-	}
+	return ""
 }
 
 func TestOwnLeavesOutServerAndUserChecks(t *testing.T) {

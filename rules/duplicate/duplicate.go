@@ -26,8 +26,6 @@ const Duplicate = "object/duplicate"
 // Checker reports object/duplicate.
 var Checker = &rules.Checker{Name: "duplicate", Rules: ruleList, Prepare: prepare, Relates: true}
 
-func init() { rules.Register(Checker) }
-
 // named reports whether the object was written with metadata.name:
 // objects with only generateName get a new name on every create and are
 // never duplicates. Admission names them as the server does (generateName

@@ -37,8 +37,6 @@ const (
 // Checker reports the jobset rules.
 var Checker = &rules.Checker{Name: "jobset", Rules: ruleList, Prepare: prepare}
 
-func init() { rules.Register(Checker) }
-
 // jobSet is what torchrun-nnodes needs from a JobSet, with field paths.
 type jobSet struct {
 	rjobs  []*rjob

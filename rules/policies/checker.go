@@ -15,8 +15,6 @@ import (
 // Checker runs every embedded policy: kiln's single-object rules.
 var Checker = NewChecker("policies", nil)
 
-func init() { rules.Register(Checker) }
-
 // NewChecker returns a checker named name that runs the embedded policies of
 // the rules keep accepts (all when keep is nil). Findings carry the policy's
 // rule ID and severity, the field of the message entry, and the entry's

@@ -44,19 +44,14 @@ var onSince = manifest.KubeVersion{Major: 1, Minor: 23}
 // RuleID returns the rule ID of an upstream check.
 func RuleID(id policy.CheckID) string { return "psa/" + string(id) }
 
-// Checker is the Pod Security checker; it is registered under the name "psa".
-var Checker *rules.Checker
+// Checker is the Pod Security checker, named "psa".
+var Checker = &rules.Checker{Name: "psa", Rules: buildRules(policy.DefaultChecks()), Prepare: prepare, Requires: []rules.Context{rules.Namespaces}}
 
 var (
 	judgeOnce sync.Once
 	theJudge  *judge
 	judgeErr  error
 )
-
-func init() {
-	Checker = &rules.Checker{Name: "psa", Rules: buildRules(policy.DefaultChecks()), Prepare: prepare, Requires: []rules.Context{rules.Namespaces}}
-	rules.Register(Checker)
-}
 
 func sharedJudge() (*judge, error) {
 	judgeOnce.Do(func() { theJudge, judgeErr = newJudge(policy.DefaultChecks()) })

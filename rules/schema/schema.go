@@ -24,8 +24,6 @@ import (
 var Checker = &rules.Checker{Name: "schema", Rules: append(append([]*rules.Rule(nil), Rules...), mutate.Rules...), Prepare: prepare,
 	Requires: []rules.Context{rules.Namespaces, rules.CRDs, rules.Policies, rules.StorageClasses}}
 
-func init() { rules.Register(Checker) }
-
 // state is what the checker keeps between objects: the first custom
 // resource of each kind whose CRD is missing, and the first object of each
 // kind that mutating admission could not evaluate, per cause.

@@ -17,8 +17,6 @@ const InjectedInJob = "sidecar/injected-in-job"
 // Checker reports sidecar/injected-in-job.
 var Checker = &rules.Checker{Name: "sidecar", Rules: ruleList, Prepare: prepare, Requires: []rules.Context{rules.Namespaces}}
 
-func init() { rules.Register(Checker) }
-
 // Injection settings of the meshes kiln knows (their webhooks' documented
 // selectors and annotations).
 const (

@@ -31,8 +31,6 @@ const (
 // Checker reports the storage rules.
 var Checker = &rules.Checker{Name: "storage", Rules: ruleList, Prepare: prepare, Requires: []rules.Context{rules.StorageClasses}, Relates: true}
 
-func init() { rules.Register(Checker) }
-
 // betaClassAnnotation is the pre-1.6 way to name a claim's class, still honoured.
 const betaClassAnnotation = "volume.beta.kubernetes.io/storage-class"
 
