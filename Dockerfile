@@ -9,7 +9,7 @@
 #   make image                                   # ghcr.io/kilnhq/kiln:<git describe>
 #   make image IMAGE=localhost/kiln:dev PODMAN='buildah'
 #
-# One image, three uses (e2e/image_test.go runs each under a container runtime):
+# One image, three uses (cmd/kiln/e2e/image_test.go runs each under a container runtime):
 #   kustomize KRM function (container form):  runs the default command, kiln fn
 #   Argo CD CMP sidecar:                      command: [/var/run/argocd/argocd-cmp-server]
 #   anything else:                            podman run --rm -v "$PWD:/src:ro" -w /src IMAGE lint .

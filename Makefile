@@ -44,7 +44,7 @@ test:
 
 # kube-apiserver v1.37.2 and etcd for the conformance test (cached; ~15 min once).
 servers:
-	bash conformance/build-servers.sh
+	bash admit/conformance/build-servers.sh
 
 bench: build
 	bash bench/run.sh

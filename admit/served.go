@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 
-	"github.com/kilnhq/kiln/internal/servedversions"
+	"github.com/kilnhq/kiln/admit/servedversions"
 	"github.com/kilnhq/kiln/manifest"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kilnhq/kiln/catalog"
+	"github.com/kilnhq/kiln/admit/catalog"
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/checkers"

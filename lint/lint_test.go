@@ -91,7 +91,7 @@ func TestSameAsOnePass(t *testing.T) {
 		{"context in later files", expand(t, "testdata/context"), ""},
 		{"context on stdin", append(expand(t, "testdata/context/a-workloads.yaml", "testdata/context/b-copy.yaml"), manifest.Stdin),
 			mustRead(t, "testdata/context/z-context.yaml") + "---\n" + mustRead(t, "testdata/context/y-policy.yaml")},
-		{"conformance corpus", expand(t, "../conformance/testdata/corpus"), ""},
+		{"conformance corpus", expand(t, "../admit/conformance/testdata/corpus"), ""},
 		{"App specs", expand(t, "../examples/pytorch", "../examples/mesh"), ""},
 		{"rule examples", expand(t, "../rules/psa/testdata", "../rules/storage/testdata", "../rules/duplicate/testdata"), ""},
 	}
@@ -273,7 +273,7 @@ spec: {policyName: no-bad, validationActions: [Deny]}
 func TestSpilledReports(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
-	files := expand(t, "testdata/context", "../conformance/testdata/corpus", "../rules/psa/testdata", "../rules/duplicate/testdata")
+	files := expand(t, "testdata/context", "../admit/conformance/testdata/corpus", "../rules/psa/testdata", "../rules/duplicate/testdata")
 	reports := func(spill int, keep bool) map[string]string {
 		t.Helper()
 		out, err := lint.Run(&rules.Engine{Checkers: checkers.All(), SpillAfter: spill}, lint.Input{Files: files}, true)

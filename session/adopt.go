@@ -9,11 +9,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kilnhq/kiln/baseline"
 	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/discover/flux"
-	"github.com/kilnhq/kiln/gitrev"
+	"github.com/kilnhq/kiln/discover/gitrev"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report/baseline"
 	"github.com/kilnhq/kiln/rules"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/settings"
 )
 
 // copyDir copies the directory src into dst.

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/settings"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	helmregistry "helm.sh/helm/v4/pkg/registry"

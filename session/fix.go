@@ -4,8 +4,8 @@ import (
 	"errors"
 	"io"
 
-	"github.com/kilnhq/kiln/fix"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/session/fix"
 )
 
 // FixOptions are what kiln fix reads beside its paths.

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kilnhq/kiln/fix"
 	"github.com/kilnhq/kiln/internal/golden"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/fix"
+	"github.com/kilnhq/kiln/session/settings"
 )
 
 // copyTree copies testdata/fix/<name> into a temp directory, makes it the

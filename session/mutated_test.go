@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/settings"
 )
 
 // TestShowMutated builds an App beside a MutatingAdmissionPolicy that labels

@@ -7,15 +7,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kilnhq/kiln/internal/vapcompat"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/admit/vapcompat"
+	"github.com/kilnhq/kiln/session/settings"
 
-	"github.com/kilnhq/kiln/fix"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/cel"
 	"github.com/kilnhq/kiln/rules/checkers"
 	"github.com/kilnhq/kiln/rules/policies"
+	"github.com/kilnhq/kiln/session/fix"
 )
 
 // Rules returns every rule kiln can report, sorted by ID: the registered

@@ -20,7 +20,7 @@ import (
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/checkers"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/settings"
 )
 
 // Session is the settings of one run.

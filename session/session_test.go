@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/kilnhq/kiln/rules"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/settings"
 )
 
 func TestFailsAt(t *testing.T) {

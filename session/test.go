@@ -1,6 +1,6 @@
 package session
 
-import "github.com/kilnhq/kiln/policytest"
+import "github.com/kilnhq/kiln/admit/policytest"
 
 // Test is kiln test: it finds the policy test files under the paths
 // (default "."; manifest.WalkTree's walk, as every command's) and runs

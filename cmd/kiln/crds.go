@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kilnhq/kiln/catalog"
+	"github.com/kilnhq/kiln/admit/catalog"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 )

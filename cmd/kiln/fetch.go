@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kilnhq/kiln/session"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/settings"
 	"github.com/spf13/cobra"
 )
 

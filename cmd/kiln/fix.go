@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kilnhq/kiln/fix"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/session"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/fix"
+	"github.com/kilnhq/kiln/session/settings"
 	"github.com/spf13/cobra"
 )
 

@@ -18,7 +18,7 @@ import (
 func fixCorpus(t *testing.T, withBroken bool) string {
 	t.Helper()
 	dir := t.TempDir()
-	in := filepath.Join(testWD(t), "../../fix/testdata/in")
+	in := filepath.Join(testWD(t), "../../session/fix/testdata/in")
 	entries, err := os.ReadDir(in)
 	if err != nil {
 		t.Fatal(err)
@@ -83,14 +83,14 @@ func TestFixWrites(t *testing.T) {
 		t.Errorf("exit %d, want %d\n%s%s", code, exitFindings, stdout, stderr)
 	}
 	after := snapshot(t, dir)
-	wantDir := filepath.Join(testWD(t), "../../fix/testdata/out")
+	wantDir := filepath.Join(testWD(t), "../../session/fix/testdata/out")
 	for name, got := range after {
 		want, err := os.ReadFile(filepath.Join(wantDir, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if got != string(want) {
-			t.Errorf("%s differs from fix/testdata/out/%s", name, name)
+			t.Errorf("%s differs from session/fix/testdata/out/%s", name, name)
 		}
 	}
 	if fi, _ := os.Stat(filepath.Join(dir, "jobs.yaml")); fi.Mode().Perm() != 0o600 {

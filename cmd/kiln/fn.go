@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/kilnhq/kiln/krm"
+	"github.com/kilnhq/kiln/cmd/kiln/internal/krm"
 	"github.com/spf13/cobra"
 )
 

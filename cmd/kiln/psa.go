@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/settings"
 	"github.com/spf13/cobra"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kilnhq/kiln/cmd/kiln/internal/buildinfo"
 	"github.com/kilnhq/kiln/session"
-	"github.com/kilnhq/kiln/settings"
+	"github.com/kilnhq/kiln/session/settings"
 	"github.com/spf13/cobra"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/kilnhq/kiln/policytest"
+	"github.com/kilnhq/kiln/admit/policytest"
 	"github.com/kilnhq/kiln/session"
 	"github.com/spf13/cobra"
 )

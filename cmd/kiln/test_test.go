@@ -14,13 +14,13 @@ func TestTestCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"test", "../../policytest/testdata/readme"}, 0, "kiln test: 7 passed, 0 failed (1 test file)"},
+		{[]string{"test", "../../admit/policytest/testdata/readme"}, 0, "kiln test: 7 passed, 0 failed (1 test file)"},
 		// MutatingAdmissionPolicies are evaluated (admit/mutate).
-		{[]string{"test", "../../policytest/testdata/kyverno/map"}, 0, "kiln test: 1 passed, 0 failed (1 test file)"},
-		{[]string{"test", "-f", "json", "../../policytest/testdata/outputs"}, 1, `"failed": 3`},
-		{[]string{"test", "../../policytest/testdata/outputs/cluster.yaml"}, 2, "cluster.yaml:7:1: a second YAML document"},
+		{[]string{"test", "../../admit/policytest/testdata/kyverno/map"}, 0, "kiln test: 1 passed, 0 failed (1 test file)"},
+		{[]string{"test", "-f", "json", "../../admit/policytest/testdata/outputs"}, 1, `"failed": 3`},
+		{[]string{"test", "../../admit/policytest/testdata/outputs/cluster.yaml"}, 2, "cluster.yaml:7:1: a second YAML document"},
 		{[]string{"test", "testdata"}, 2, "no test files under testdata"},
-		{[]string{"test", "-f", "sarif", "../../policytest/testdata/readme"}, 2, `unknown format "sarif"`},
+		{[]string{"test", "-f", "sarif", "../../admit/policytest/testdata/readme"}, 2, `unknown format "sarif"`},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(tc.args, strings.NewReader(""), &out, &errOut)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kilnhq/kiln/internal/servedversions"
+	"github.com/kilnhq/kiln/admit/servedversions"
 	"github.com/kilnhq/kiln/manifest"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"

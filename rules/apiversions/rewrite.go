@@ -3,7 +3,7 @@ package apiversions
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kilnhq/kiln/internal/servedversions"
+	"github.com/kilnhq/kiln/admit/servedversions"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 )

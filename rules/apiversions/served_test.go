@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kilnhq/kiln/internal/servedversions"
+	"github.com/kilnhq/kiln/admit/servedversions"
 	"github.com/kilnhq/kiln/manifest"
 )
 

@@ -20,8 +20,8 @@ const module = "github.com/kilnhq/kiln/"
 // notInTable are the packages the table leaves out on purpose: programs and
 // tests that no package imports.
 var notInTable = map[string]string{
-	"e2e":               "end-to-end tests (test files only)",
-	"conformance":       "the conformance test against kube-apiserver (test files only)",
+	"cmd/kiln/e2e":      "end-to-end tests (test files only)",
+	"admit/conformance": "the conformance test against kube-apiserver (test files only)",
 	"examples/argocd":   "a test of the Argo CD health script (test files only)",
 	"tools/designcheck": "this test",
 }

@@ -1,4 +1,4 @@
-// Command servedversions writes internal/servedversions/zz_generated.go: the
+// Command servedversions writes admit/servedversions/zz_generated.go: the
 // group/version/kinds that kube-apiserver serves by default at each
 // Kubernetes minor kiln supports, read from the sources of k8s.io/kubernetes
 // v1.N.0 and k8s.io/apiserver v0.N.0.

@@ -15,7 +15,7 @@ const stream = `{"Action":"start","Package":"k/a"}
 {"Action":"pass","Package":"k/a","Test":"TestOK"}
 {"Action":"run","Package":"k/a","Test":"TestServer"}
 {"Action":"output","Package":"k/a","Test":"TestServer","Output":"=== RUN   TestServer\n"}
-{"Action":"output","Package":"k/a","Test":"TestServer","Output":"    a_test.go:20: kube-apiserver not built: run bash conformance/build-servers.sh\n"}
+{"Action":"output","Package":"k/a","Test":"TestServer","Output":"    a_test.go:20: kube-apiserver not built: run bash admit/conformance/build-servers.sh\n"}
 {"Action":"output","Package":"k/a","Test":"TestServer","Output":"--- SKIP: TestServer (0.00s)\n"}
 {"Action":"skip","Package":"k/a","Test":"TestServer"}
 {"Action":"output","Package":"k/a","Output":"PASS\n"}
@@ -53,7 +53,7 @@ func TestSummarize(t *testing.T) {
 		"FAIL\tk/b\t0.1s\n",
 		"c/c.go:3:1: syntax error\n",
 		"panic: test timed out after 30m0s\n",
-		"  k/a TestServer: a_test.go:20: kube-apiserver not built: run bash conformance/build-servers.sh\n",
+		"  k/a TestServer: a_test.go:20: kube-apiserver not built: run bash admit/conformance/build-servers.sh\n",
 		"To run them: bash .ci/run",
 		"2 packages failed outside",
 		"1 passed, 3 failed, 1 skipped\n",

@@ -34,7 +34,7 @@ func TestMutating(t *testing.T) {
 	total, agreeing, named := 0, 0, 0
 	var diffs []string
 	for _, name := range []string{"harden", "team", "params", "reinvocation", "failure", "refused", "templates"} {
-		file := filepath.Join("..", "admit", "mutate", "testdata", name+".yaml")
+		file := filepath.Join("..", "mutate", "testdata", name+".yaml")
 		c := mutatingCase(t, file)
 		total += c.objects
 		agreeing += c.agreeing

@@ -24,7 +24,7 @@ import (
 	"time"
 )
 
-// serversDir is where conformance/build-servers.sh puts kube-apiserver and etcd.
+// serversDir is where admit/conformance/build-servers.sh puts kube-apiserver and etcd.
 func serversDir() string {
 	if d := os.Getenv("KILN_SERVERS_DIR"); d != "" {
 		return d
@@ -44,7 +44,7 @@ func needServers(t *testing.T) string {
 	dir := serversDir()
 	for _, b := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
-			msg := fmt.Sprintf("%s not found in %s: run `bash conformance/build-servers.sh` once (about 15 minutes) to build kube-apiserver v1.37.2 and etcd from the Go module proxy", b, dir)
+			msg := fmt.Sprintf("%s not found in %s: run `bash admit/conformance/build-servers.sh` once (about 15 minutes) to build kube-apiserver v1.37.2 and etcd from the Go module proxy", b, dir)
 			if os.Getenv("CI") != "" {
 				t.Fatal(msg)
 			}

@@ -13,7 +13,7 @@ import (
 )
 
 var (
-	// repoRoot is the module root (the parent of e2e/).
+	// repoRoot is the module root (the parent of cmd/kiln/e2e/).
 	repoRoot string
 	// binDir holds the kiln binary built for these tests.
 	binDir string
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 }
 
 func buildAndRun(m *testing.M) int {
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -258,7 +258,7 @@ func TestSidecarNeeds129(t *testing.T) {
 // TestGeneratedCorpus runs kiln fix on gen-corpus output: afterwards no
 // fixable finding is left and a second run changes nothing.
 func TestGeneratedCorpus(t *testing.T) {
-	gen := "../../shared/bench/gen-corpus"
+	gen := "../../../shared/bench/gen-corpus"
 	if _, err := os.Stat(gen); err != nil {
 		gen = "/work/shared/bench/gen-corpus"
 	}

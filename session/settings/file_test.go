@@ -149,7 +149,7 @@ func FuzzReadFile(f *testing.F) {
 // TestREADMEExample: the .kiln.yaml the README shows is one kiln reads,
 // with every key it documents.
 func TestREADMEExample(t *testing.T) {
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -154,7 +154,7 @@ func installShippedCRDs(t *testing.T, s *apiServer, objs []*judged) {
 			return
 		}
 	}
-	data, err := os.ReadFile("../admit/crds/jobset.x-k8s.io_jobsets.json")
+	data, err := os.ReadFile("../crds/jobset.x-k8s.io_jobsets.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestAllocated(t *testing.T) {
 				withServiceCIDRs(t, bin, n.cidrs)
 			}
 			s := startServer(t)
-			objs := readObjects(t, "../rules/schema/testdata/services.yaml", generatedNames)
+			objs := readObjects(t, "../../rules/schema/testdata/services.yaml", generatedNames)
 			createNamespace(t, s, "net")
 			a := admit.New(objs, manifest.BuiltinKinds(), admit.Options{KubeVersion: manifest.LatestKube, ServiceCIDRs: n.cidrs})
 			for _, o := range objs {

@@ -3,7 +3,7 @@ package policytest
 import (
 	"fmt"
 
-	"github.com/kilnhq/kiln/internal/servedversions"
+	"github.com/kilnhq/kiln/admit/servedversions"
 	"github.com/kilnhq/kiln/manifest"
 )
 

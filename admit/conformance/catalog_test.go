@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kilnhq/kiln/admit"
-	"github.com/kilnhq/kiln/catalog"
+	"github.com/kilnhq/kiln/admit/catalog"
 	"github.com/kilnhq/kiln/manifest"
 )
 

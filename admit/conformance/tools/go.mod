@@ -2,7 +2,7 @@
 // conformance test (kube-apiserver and etcd) from the Go module proxy. It is
 // a module of its own so that kiln's go.mod carries none of the servers'
 // dependencies.
-module github.com/kilnhq/kiln/conformance/tools
+module github.com/kilnhq/kiln/admit/conformance/tools
 
 go 1.26.8
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kilnhq/kiln/admit/policytest"
 	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/policytest"
 )
 
 // policyTestSuites are the kiln test suites whose every case is sent to a

@@ -23,7 +23,7 @@ func statuses(rep *Report) []string {
 }
 
 func TestREADMEExample(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestREADMEExample(t *testing.T) {
 // (rules/*/policies/tests) and checks that every policy has one, with a
 // denied and an allowed case.
 func TestBuiltinSuites(t *testing.T) {
-	rep := RunPaths([]string{"../rules"}, Options{})
+	rep := RunPaths([]string{"../../rules"}, Options{})
 	if len(rep.Errors) > 0 {
 		t.Fatalf("broken suites: %v", rep.Errors)
 	}

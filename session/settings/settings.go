@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kilnhq/kiln/catalog"
+	"github.com/kilnhq/kiln/admit/catalog"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"sigs.k8s.io/kustomize/kyaml/yaml"

@@ -27,7 +27,7 @@ type corpus struct {
 	paths []string
 }
 
-func shared(p string) string { return filepath.Join("..", "..", "shared", p) }
+func shared(p string) string { return filepath.Join("..", "..", "..", "shared", p) }
 
 // resolved makes paths absolute, through no symbolic link (../../shared is
 // one in a worktree): `cd project && kiln lint .` judges a project as it
@@ -65,7 +65,7 @@ func corpora(t *testing.T) []corpus {
 			cs = append(cs, corpus{"realworld/" + p.Name(), []string{shared(filepath.Join("realworld", p.Name()))}})
 		}
 	}
-	if gen := "../bench/gen-corpus"; fileExists(gen) {
+	if gen := "../../bench/gen-corpus"; fileExists(gen) {
 		cs = append(cs, corpus{"generated", []string{generated(t, gen)}})
 	}
 	for i := range cs {
@@ -77,7 +77,7 @@ func corpora(t *testing.T) []corpus {
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func examplesOut(t *testing.T) []string {
-	outs, _ := filepath.Glob("../examples/*/out")
+	outs, _ := filepath.Glob("../../examples/*/out")
 	sort.Strings(outs)
 	return outs
 }
