@@ -22,7 +22,6 @@ const module = "github.com/kilnhq/kiln/"
 var notInTable = map[string]string{
 	"cmd/kiln/e2e":      "end-to-end tests (test files only)",
 	"admit/conformance": "the conformance test against kube-apiserver (test files only)",
-	"examples/argocd":   "a test of the Argo CD health script (test files only)",
 	"tools/designcheck": "this test",
 }
 

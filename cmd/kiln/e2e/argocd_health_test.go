@@ -1,7 +1,8 @@
-// Package argocd holds the tests of the Argo CD examples: the JobSet health
+package e2e
+
+// The tests of the Argo CD example (examples/argocd): the JobSet health
 // check (jobset/health.lua) run as Argo CD runs a resource.customizations
 // health script, with gopher-lua, the Lua interpreter Argo CD embeds.
-package argocd
 
 import (
 	"context"
@@ -135,11 +136,11 @@ func readObject(t *testing.T, path string) *unstructured.Unstructured {
 // TestJobSetHealth runs jobset/health.lua on every JobSet status sample of
 // jobset/health_test.yaml and wants the health and message listed there.
 func TestJobSetHealth(t *testing.T) {
-	script, err := os.ReadFile("jobset/health.lua")
+	script, err := os.ReadFile(argoExample("jobset/health.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("jobset/health_test.yaml")
+	b, err := os.ReadFile(argoExample("jobset/health_test.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestJobSetHealth(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests.Tests {
-		got := runHealth(t, string(script), readObject(t, filepath.Join("jobset", tt.InputPath)))
+		got := runHealth(t, string(script), readObject(t, argoExample(filepath.Join("jobset", tt.InputPath))))
 		t.Logf("%-30s → %-11s %s", tt.InputPath, got.Status, got.Message)
 		if got != tt.HealthStatus {
 			t.Errorf("%s: %+v, want %+v", tt.InputPath, got, tt.HealthStatus)
@@ -161,7 +162,7 @@ func TestJobSetHealth(t *testing.T) {
 			t.Errorf("no sample is %s", want)
 		}
 	}
-	samples, _ := filepath.Glob("jobset/testdata/*.yaml")
+	samples, _ := filepath.Glob(argoExample("jobset/testdata/*.yaml"))
 	if len(samples) != len(tests.Tests) {
 		t.Errorf("%d samples under jobset/testdata, %d tests in health_test.yaml: every sample needs its expected health", len(samples), len(tests.Tests))
 	}
@@ -171,11 +172,11 @@ func TestJobSetHealth(t *testing.T) {
 // health.lua verbatim under the key Argo CD reads a JobSet health check
 // from (resource.customizations.health.<group>_<kind>).
 func TestArgoCDConfigMapHasHealthCheck(t *testing.T) {
-	script, err := os.ReadFile("jobset/health.lua")
+	script, err := os.ReadFile(argoExample("jobset/health.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("argocd-cm-jobset-health.yaml")
+	b, err := os.ReadFile(argoExample("argocd-cm-jobset-health.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestArgoCDConfigMapHasHealthCheck(t *testing.T) {
 	if cm.Data[key] != string(script) {
 		t.Errorf("argocd-cm-jobset-health.yaml's %s is not jobset/health.lua", key)
 	}
-	k, err := os.ReadFile("kustomization.yaml")
+	k, err := os.ReadFile(argoExample("kustomization.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,3 +203,6 @@ func TestArgoCDConfigMapHasHealthCheck(t *testing.T) {
 		t.Errorf("kustomization.yaml does not apply argocd-cm-jobset-health.yaml")
 	}
 }
+
+// argoExample is the path of a file of examples/argocd.
+func argoExample(p string) string { return filepath.Join(repoRoot, "examples", "argocd", p) }
