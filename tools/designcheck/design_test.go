@@ -156,3 +156,43 @@ func TestPackageTable(t *testing.T) {
 		t.Errorf("import against the table's order: %s (move a row, or the code)", u)
 	}
 }
+
+// topLevel are the module's top-level Go folders, as docs/design.md §2 lists
+// them: a new one is a decision for the design, not a side effect.
+var topLevel = []string{"admit", "cmd", "compiler", "discover", "internal", "lint", "manifest", "report", "rules", "schemas", "session", "tools"}
+
+func TestTopLevelFolders(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/kilnhq/kiln/...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil || rel == "." {
+			continue
+		}
+		got[strings.Split(filepath.ToSlash(rel), "/")[0]] = true
+	}
+	var have []string
+	for d := range got {
+		have = append(have, d)
+	}
+	sort.Strings(have)
+	if strings.Join(have, " ") != strings.Join(topLevel, " ") {
+		t.Errorf("top-level Go folders are %v, docs/design.md §2 lists %v: keep a package inside one of them, or change the design", have, topLevel)
+	}
+	design, err := os.ReadFile("../../docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range topLevel {
+		if !strings.Contains(string(design), "`"+d+"` (") {
+			t.Errorf("docs/design.md §2 does not describe the top-level folder %s", d)
+		}
+	}
+}
