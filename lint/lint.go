@@ -19,6 +19,7 @@
 package lint
 
 import (
+	"cmp"
 	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"io"
@@ -56,6 +57,9 @@ type Input struct {
 	// KeepContent leaves the objects of Units their content once judged,
 	// for a caller that reads them afterwards (kiln fix edits them).
 	KeepContent bool
+	// SpillAfter is how many findings the run holds in memory before it
+	// writes them, sorted, to a temp file (0: spillAfter; below 0: never).
+	SpillAfter int
 	// Raw, when set, is called with each object as read or rendered,
 	// before admission changes it: every context object before any is
 	// admitted, every other object as it is judged (from several
@@ -76,20 +80,19 @@ type Output struct {
 }
 
 // spillAfter is how many findings a run holds in memory before it writes
-// them, sorted, to a temp file (rules.Engine.SpillAfter): a few MB.
+// them, sorted, to a temp file (Input.SpillAfter): a few MB.
 const spillAfter = 4096
 
 // Run lints the input with the engine (whose DropContent it sets unless the
-// input keeps content, its
-// Given if it is nil, and SpillAfter if it is 0: the Result may hold its
-// findings in a temp file, read with Each; Close it; a SpillAfter below 0
-// never spills). With refs, each file of the Result lists its objects (for
+// input keeps content, its Given if it is nil, and its store of findings:
+// the Result may hold its findings in a temp file, read with Each; Close
+// it). With refs, each file of the Result lists its objects (for
 // per-object reports); else only the files are listed.
 func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	e := *eng
 	e.DropContent = !in.KeepContent
-	if e.SpillAfter == 0 {
-		e.SpillAfter = spillAfter
+	if limit := cmp.Or(in.SpillAfter, spillAfter); limit > 0 {
+		e.Findings = func() rules.FindingStore { return newSpillStore(limit) }
 	}
 	opts := rules.DefaultOptions()
 	if e.Options != nil {

@@ -267,7 +267,7 @@ spec: {policyName: no-bad, validationActions: [Deny]}
 }
 
 // TestSpilledReports: findings spilled to a temp file a few at a time
-// (rules.Engine.SpillAfter) make every report byte for byte what the same
+// (Input.SpillAfter) make every report byte for byte what the same
 // findings in memory make, also for a result Keep filtered, and the temp
 // file is gone after Close.
 func TestSpilledReports(t *testing.T) {
@@ -276,7 +276,7 @@ func TestSpilledReports(t *testing.T) {
 	files := expand(t, "testdata/context", "../admit/conformance/testdata/corpus", "../rules/psa/testdata", "../rules/duplicate/testdata")
 	reports := func(spill int, keep bool) map[string]string {
 		t.Helper()
-		out, err := lint.Run(&rules.Engine{Checkers: checkers.All(), SpillAfter: spill}, lint.Input{Files: files}, true)
+		out, err := lint.Run(&rules.Engine{Checkers: checkers.All()}, lint.Input{Files: files, SpillAfter: spill}, true)
 		if err != nil {
 			t.Fatal(err)
 		}

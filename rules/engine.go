@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/kilnhq/kiln/internal/parallel"
-	"github.com/kilnhq/kiln/internal/spill"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -30,12 +29,10 @@ type Engine struct {
 	// run. Set it only when nothing reads the objects' content after Run
 	// (kiln lint); Locate keeps working.
 	DropContent bool
-	// SpillAfter, above 0, holds at most that many findings in memory:
-	// beyond, sorted runs of them go to a temp file, merged as they are
-	// read (Result.Each), so that memory does not grow with the findings
-	// (kiln lint). A Result that spilled has no Findings; Close removes
-	// its file.
-	SpillAfter int
+	// Findings, when set, makes the store of each run's findings (kiln
+	// lint's writes them to a temp file past a limit, so that memory does
+	// not grow with them). Nil: they stay in memory.
+	Findings func() FindingStore
 	// Given reads the objects the user names beside the input for a
 	// context (Pass.Given): the caller reads each file once, whichever
 	// checkers ask. Nil: none.
@@ -116,7 +113,10 @@ func (e *Engine) Run(objs []*manifest.Object, files []FileObjects) (*Result, err
 // outlive a batch. The caller sets the Result's Files.
 func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	r := &run{e: e, opts: e.Options, cfg: e.Config, ignores: map[ignoreKey]*ignoreRecord{}, shared: &shared{m: map[any]*sharedEntry{}}}
-	r.found = newFindingSorter(e.SpillAfter)
+	r.found = FindingStore(&memStore{})
+	if e.Findings != nil {
+		r.found = e.Findings()
+	}
 	done := false
 	defer func() {
 		if !done {
@@ -193,7 +193,7 @@ type run struct {
 	cfg     *Config
 	objects atomic.Int64
 	mu      sync.Mutex
-	found   *spill.Sorter[Finding]
+	found   FindingStore
 	ignores map[ignoreKey]*ignoreRecord
 	shared  *shared
 }
@@ -323,13 +323,7 @@ func (r *run) result(passes []*Pass) (*Result, error) {
 			r.found.Add(f)
 		}
 	}
-	mem, file, err := r.found.Finish()
-	if err != nil {
-		return nil, err
-	}
-	res.Findings, res.spill = dedup(mem), file
-	if err := res.count(); err != nil {
-		res.Close()
+	if err := res.take(r.found); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -386,7 +380,9 @@ func MatchRule(pattern, id string) bool {
 	return pattern == id
 }
 
-func compareFindings(a, b Finding) int {
+// CompareFindings orders findings as a Result holds them: by file, line,
+// column, rule, message, object and field, the higher severity first.
+func CompareFindings(a, b Finding) int {
 	return cmp.Or(
 		cmp.Compare(a.Pos.File, b.Pos.File),
 		cmp.Compare(a.Pos.Line, b.Pos.Line),
@@ -413,7 +409,7 @@ func compareSuppression(a, b *Suppression) int {
 	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Reason, b.Reason))
 }
 
-// dedup drops from findings in compareFindings order the repeats of the
+// dedup drops from findings in CompareFindings order the repeats of the
 // same rule, object, field, message and position: the first, of the
 // highest severity, stays.
 func dedup(fs []Finding) []Finding {

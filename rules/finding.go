@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"github.com/kilnhq/kiln/internal/spill"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -54,8 +53,8 @@ type Summary struct {
 // Result is the outcome of a run.
 type Result struct {
 	// Findings are sorted by file, line, column, rule and message;
-	// suppressed ones included. A run that spilled them to a temp file
-	// (Engine.SpillAfter) leaves Findings nil: Each reads them all.
+	// suppressed ones included. A run whose store kept them elsewhere
+	// (Engine.Findings) leaves Findings nil: Each reads them all.
 	Findings []Finding
 	Summary  Summary
 	// Rules are the rules of the checkers that ran, by ID (for reports that describe them).
@@ -66,16 +65,16 @@ type Result struct {
 	// custom resources ("cert-manager v1.21.2"), sorted.
 	Catalog []string
 
-	spill *spill.File[Finding]      // the findings, if they spilled
-	keep  func(Finding) bool        // of the spilled findings, those Keep kept
-	known func() func(Finding) bool // of the spilled findings, those a baseline holds (see Baseline)
-	err   error                     // reading the spill to count failed
+	stream FindingStream             // the findings, if the store kept them elsewhere
+	keep   func(Finding) bool        // of the spilled findings, those Keep kept
+	known  func() func(Finding) bool // of the spilled findings, those a baseline holds (see Baseline)
+	err    error                     // reading the spill to count failed
 }
 
 // Each calls fn for every finding in order (Findings, or the spilled ones
 // read back) and stops at the first error fn or reading returns.
 func (r *Result) Each(fn func(Finding) error) error {
-	if r.spill == nil {
+	if r.stream == nil {
 		for _, f := range r.Findings {
 			if err := fn(f); err != nil {
 				return err
@@ -92,7 +91,7 @@ func (r *Result) Each(fn func(Finding) error) error {
 	if r.known != nil {
 		known = r.known()
 	}
-	return r.spill.Each(func(f Finding) error {
+	return r.stream.Each(func(f Finding) error {
 		if !first && sameFinding(prev, f) {
 			return nil // a repeat, as dedup drops them
 		}
@@ -107,13 +106,13 @@ func (r *Result) Each(fn func(Finding) error) error {
 	})
 }
 
-// Close removes the temp file of spilled findings; Each fails after it.
-// It does nothing for a Result in memory.
+// Close lets go of the findings a store kept outside memory (a temp
+// file); Each fails after it. It does nothing for a Result in memory.
 func (r *Result) Close() error {
-	if r == nil {
+	if r == nil || r.stream == nil {
 		return nil
 	}
-	return r.spill.Close()
+	return r.stream.Close()
 }
 
 // FileObjects is one input file and its objects.

@@ -27,7 +27,7 @@ func (r *Result) OnObjects(objs []*manifest.Object) *Result {
 // so is what every Each of it returns.
 func (r *Result) Keep(keep func(Finding) bool) *Result {
 	out := *r
-	if r.spill != nil {
+	if r.stream != nil {
 		prev := r.keep
 		out.keep = func(f Finding) bool { return (prev == nil || prev(f)) && keep(f) }
 		out.err = out.count()
@@ -74,7 +74,7 @@ func (r *Result) count() error {
 // first two in order, on every reading. It reads the findings once to
 // count; an error doing so is returned (and what every Each returns).
 func (r *Result) Baseline(known func() func(Finding) bool) error {
-	if r.spill != nil {
+	if r.stream != nil {
 		r.known = known
 		r.err = nil
 		r.err = r.count()
@@ -92,4 +92,4 @@ func (r *Result) Baseline(known func() func(Finding) bool) error {
 // SortFindings sorts findings in the engine's order (file, line, column,
 // rule, message, object, field), as a Result holds them: for findings
 // gathered from several runs (kiln report merge of shards).
-func SortFindings(fs []Finding) { slices.SortStableFunc(fs, compareFindings) }
+func SortFindings(fs []Finding) { slices.SortStableFunc(fs, CompareFindings) }

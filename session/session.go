@@ -113,9 +113,8 @@ func (s *Session) engine() *rules.Engine {
 // spec (compile them first).
 func (s *Session) Judge(objs []*manifest.Object, files []rules.FileObjects) (*rules.Result, error) {
 	e := s.engine()
-	e.SpillAfter = -1
 	unit := &discover.Unit{Source: &manifest.Source{Objects: objs}}
-	out, err := lint.Run(e, lint.Input{Units: []*discover.Unit{unit}, KeepContent: true}, false)
+	out, err := lint.Run(e, lint.Input{Units: []*discover.Unit{unit}, KeepContent: true, SpillAfter: -1}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package rules
+package lint
 
 import (
 	"bufio"
@@ -8,13 +8,26 @@ import (
 
 	"github.com/kilnhq/kiln/internal/binrec"
 	"github.com/kilnhq/kiln/internal/spill"
+	"github.com/kilnhq/kiln/rules"
 )
 
-// newFindingSorter returns the store of a run's findings: at most limit of
-// them in memory (0: all), beyond which sorted runs of them go to a temp
-// file (package spill), read back merged in compareFindings order.
-func newFindingSorter(limit int) *spill.Sorter[Finding] {
-	return &spill.Sorter[Finding]{Limit: limit, Compare: compareFindings, Append: appendFinding, Read: readFinding, Name: "findings"}
+// spillStore is kiln lint's store of a run's findings (rules.Engine.Findings):
+// at most limit of them in memory (0: all), beyond which sorted runs of
+// them go to a temp file (package spill), read back merged in
+// rules.CompareFindings order.
+type spillStore struct{ *spill.Sorter[rules.Finding] }
+
+func newSpillStore(limit int) spillStore {
+	return spillStore{&spill.Sorter[rules.Finding]{Limit: limit, Compare: rules.CompareFindings, Append: appendFinding, Read: readFinding, Name: "findings"}}
+}
+
+// Finish returns the findings in memory, or nil and the temp file.
+func (s spillStore) Finish() ([]rules.Finding, rules.FindingStream, error) {
+	mem, file, err := s.Sorter.Finish()
+	if file == nil {
+		return mem, nil, err // no typed nil in the interface
+	}
+	return mem, file, err
 }
 
 // A spilled finding is its strings and numbers in field order, each string
@@ -28,7 +41,7 @@ const (
 	hasVia
 )
 
-func appendFinding(b []byte, f Finding) []byte {
+func appendFinding(b []byte, f rules.Finding) []byte {
 	b = binrec.AppendString(b, f.Rule)
 	b = binary.AppendVarint(b, int64(f.Severity))
 	b = binrec.AppendString(b, f.Message)
@@ -115,14 +128,14 @@ func (d *spillReader) string() string {
 }
 
 // readFinding decodes the next finding; io.EOF at the end of the run.
-func readFinding(r *bufio.Reader) (Finding, error) {
+func readFinding(r *bufio.Reader) (rules.Finding, error) {
 	if _, err := r.Peek(1); err == io.EOF {
-		return Finding{}, io.EOF
+		return rules.Finding{}, io.EOF
 	}
 	d := &spillReader{r: r}
-	var f Finding
+	var f rules.Finding
 	f.Rule = d.string()
-	f.Severity = Severity(d.int())
+	f.Severity = rules.Severity(d.int())
 	f.Message = d.string()
 	f.Pos.File = d.string()
 	f.Pos.Line = d.int()
@@ -137,10 +150,10 @@ func readFinding(r *bufio.Reader) (Finding, error) {
 		flags, d.err = r.ReadByte()
 	}
 	if flags&hasSuppression != 0 {
-		f.Suppressed = &Suppression{Kind: d.string(), Reason: d.string()}
+		f.Suppressed = &rules.Suppression{Kind: d.string(), Reason: d.string()}
 	}
 	if flags&hasFix != 0 {
-		f.Fix = &Fix{Action: FixAction(d.string()), Template: d.string(), Container: d.int(), APIVersion: d.string()}
+		f.Fix = &rules.Fix{Action: rules.FixAction(d.string()), Template: d.string(), Container: d.int(), APIVersion: d.string()}
 	}
 	if flags&hasAssumed != 0 {
 		f.AssumedNamespace = d.string()
@@ -152,7 +165,7 @@ func readFinding(r *bufio.Reader) (Finding, error) {
 		if d.err == io.EOF {
 			d.err = io.ErrUnexpectedEOF
 		}
-		return Finding{}, d.err
+		return rules.Finding{}, d.err
 	}
 	return f, nil
 }
