@@ -19,18 +19,19 @@ import (
 	"github.com/kilnhq/kiln/rules/storage"
 )
 
-// all is the list of checkers. A new family adds its checker here.
+// all is the list of checkers (each family's package doc says what it
+// judges). A new family adds its checker here.
 var all = []*rules.Checker{
-	apiversions.Checker, // api/…: removed and deprecated apiVersions
-	cel.Checker,         // ValidatingAdmissionPolicies in the input and under --policy
-	cel.UnknownKind,     // policies that match a kind the input's context does not serve
-	duplicate.Checker,   // object/duplicate
-	jobset.Checker,      // jobset/…
-	policies.Checker,    // kiln's single-object rules, written as ValidatingAdmissionPolicies
-	psa.Checker,         // Pod Security Admission (psa/…)
-	schema.Checker,      // the API server's create path (schema/…) and kubectl's YAML reading (yaml/…)
-	sidecar.Checker,     // sidecar/injected-in-job
-	storage.Checker,     // storage/…
+	apiversions.Checker,
+	cel.Checker,
+	cel.UnknownKind,
+	duplicate.Checker,
+	jobset.Checker,
+	policies.Checker,
+	psa.Checker,
+	schema.Checker,
+	sidecar.Checker,
+	storage.Checker,
 }
 
 // notOwn are the checkers that judge as the API server does (schema, psa)
