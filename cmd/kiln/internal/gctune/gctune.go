@@ -10,8 +10,8 @@
 // as long as that stays under 160 MiB; above, the goal is 160 MiB, and
 // never less than twice the live heap, where Go's default puts it. Only
 // GOGC changes: a memory limit would do the same but makes the runtime
-// return memory to the system as the heap nears it, and this machine pays
-// for each page it takes back (the 200,000-object run was 6% slower).
+// return memory to the system as the heap nears it and take it back a
+// page at a time, which slows large runs.
 // A GOGC or GOMEMLIMIT in the environment is left to rule alone; in a
 // container the goal's cap is at most half of the container's memory.
 package gctune

@@ -9,8 +9,9 @@ import (
 )
 
 // reserveBytes is how much of the heap asks for huge pages: three times a
-// small run's whole heap (128 MiB took more faults off the large runs, and
-// once 30 MB more of argo-workflows' peak RSS).
+// small run's whole heap. A larger reserve takes more faults off large runs
+// but raises the peak RSS of mid-sized ones (the performance notes have the
+// measurements).
 const reserveBytes = 64 << 20
 
 // hugePageBytes is the size of a transparent huge page on x86-64 and on
@@ -25,7 +26,7 @@ var thpModeFile = "/sys/kernel/mm/transparent_hugepage/enabled"
 // kernel gives them only to memory that asks, then collects: the block's
 // size has started a collection, but when one was already under way the
 // block was allocated into it as live and would outlive it, and the heap
-// would grow past the block in small pages (one run in seven). The forced
+// would grow past the block in small pages. The forced
 // collection, of a heap under 1 MB this early, frees the block before
 // anything else allocates.
 func setUpPages() {
