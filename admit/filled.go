@@ -30,7 +30,7 @@ type FilledValue struct {
 // see on the admitted object. Everything else on it (defaults, generation,
 // a Namespace's phase, a Job's generated selector…) comes from the server's
 // own code. The conformance test checks each against a real server
-// (admit/conformance/allocated_test.go), and README.md's "What the API server would
+// (admit/conformance/allocated_test.go), and docs/api-server.md's "What the API server would
 // do" lists them.
 var Filled = []FilledValue{
 	{Field: "metadata.uid", Server: "a random UUID", Kiln: "a UUID derived from the file, the document and the object's place in it", Invented: true},

@@ -18,7 +18,7 @@ const RuleUncheckedVersion = "schema/unchecked-version"
 
 // served says whether a kube-apiserver at the target version serves a
 // built-in kind at its version by default, from the table generated from
-// each release's sources (internal/servedversions). done is true when
+// each release's sources (admit/servedversions). done is true when
 // Admit has nothing more to do: the version is not served (an error that
 // says why and what to use), or it is served but kiln's API server code no
 // longer has it (a note that its fields are not checked). Kinds of other

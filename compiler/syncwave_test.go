@@ -12,7 +12,7 @@ import (
 )
 
 // TestSyncWaves writes the Argo CD sync wave of every object of every
-// example to testdata/syncwaves.golden (the README's table, applied), and
+// example to testdata/syncwaves.golden (docs/integrations.md's table, applied), and
 // checks that AddSyncWaves annotates compiled objects only, keeps a wave the
 // spec sets, and never puts a claim in an earlier wave than a workload.
 func TestSyncWaves(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 // TestServedVersions applies a policy only where the target Kubernetes
 // version serves its apiVersion by default (the generated table of
-// internal/servedversions: v1alpha1 1.32-1.33 and v1beta1 from 1.34 behind
+// admit/servedversions: v1alpha1 1.32-1.33 and v1beta1 from 1.34 behind
 // --runtime-config, v1 from 1.36); elsewhere the server refuses the policy
 // and its binding (schema/unserved-version), so nothing is mutated.
 func TestServedVersions(t *testing.T) {

@@ -22,8 +22,10 @@ func statuses(rep *Report) []string {
 	return out
 }
 
-func TestREADMEExample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsExample: docs/policies.md's kiln test example is
+// testdata/readme, and passes.
+func TestDocsExample(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/policies.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(readme, want) {
-		t.Errorf("README.md's kiln test example is not testdata/readme/kiln-test.yaml: keep them the same")
+		t.Errorf("docs/policies.md's kiln test example is not testdata/readme/kiln-test.yaml: keep them the same")
 	}
 	rep := RunPaths([]string{"testdata/readme"}, Options{})
 	if len(rep.Errors) > 0 || len(rep.Results) != 7 || !rep.Passed() {

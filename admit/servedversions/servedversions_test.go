@@ -14,7 +14,7 @@ import (
 // generated again (CONTRIBUTING.md, "Add a Kubernetes version").
 func TestRange(t *testing.T) {
 	if First != manifest.OldestKube.Minor || Last != manifest.LatestKube.Minor {
-		t.Errorf("the table covers 1.%d to 1.%d, kiln supports %s to %s: run go generate ./internal/servedversions", First, Last, manifest.OldestKube, manifest.LatestKube)
+		t.Errorf("the table covers 1.%d to 1.%d, kiln supports %s to %s: run go generate ./admit/servedversions", First, Last, manifest.OldestKube, manifest.LatestKube)
 	}
 }
 

@@ -62,7 +62,7 @@ func TestOldest(t *testing.T) {
 }
 
 // TestKilnPolicies: kiln's built-in policies need Kubernetes 1.33 (their
-// two-variable comprehensions), as README's policies export section says;
+// two-variable comprehensions), as docs/policies.md's policies export section says;
 // at 1.32 the problems name a policy, a field and the CEL error.
 func TestKilnPolicies(t *testing.T) {
 	var objs []*manifest.Object

@@ -1,5 +1,5 @@
 // Command kiln compiles workload specs into Kubernetes manifests and lints
-// manifests offline. See the README for commands and flags.
+// manifests offline. See the README and docs/ for commands and flags.
 package main
 
 import (

@@ -3,7 +3,7 @@
 // deprecation warning (api/deprecated). The table is data, apis.yaml,
 // taken from the Kubernetes Deprecated API Migration Guide (see its header)
 // and checked against the served versions generated from each release's
-// sources (internal/servedversions).
+// sources (admit/servedversions).
 //
 // Both rules are single-object: each looks at one object's apiVersion and
 // kind, plus the table and the target version.

@@ -10,7 +10,7 @@ import (
 )
 
 // TestTableMatchesServedVersions: apis.yaml and the served-versions table
-// generated from the Kubernetes sources (internal/servedversions) agree.
+// generated from the Kubernetes sources (admit/servedversions) agree.
 // Every entry removed within kiln's range stops being served at its
 // removal (the last minor that serves it, or that has it, is the one
 // before), and every version the table stops serving by default before

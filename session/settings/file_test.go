@@ -146,10 +146,10 @@ func FuzzReadFile(f *testing.F) {
 	})
 }
 
-// TestREADMEExample: the .kiln.yaml the README shows is one kiln reads,
-// with every key it documents.
-func TestREADMEExample(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+// TestDocsExample: the .kiln.yaml docs/configuration.md shows is one kiln
+// reads, with every key it documents.
+func TestDocsExample(t *testing.T) {
+	data, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,11 +157,11 @@ func TestREADMEExample(t *testing.T) {
 	text := string(data)
 	i := strings.Index(text, start)
 	if i < 0 {
-		t.Fatal("README has no .kiln.yaml example")
+		t.Fatal("docs/configuration.md has no .kiln.yaml example")
 	}
 	body := text[i+len("```yaml\n"):]
 	body = body[:strings.Index(body, "```")]
-	s, err := parse("README.md", []byte(body))
+	s, err := parse("docs/configuration.md", []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.KubeVersion == "" || s.PSALevel == "" || len(s.PSANamespaces) == 0 || s.FailOn == "" || len(s.AsGroups) == 0 || len(s.Helm.Charts) == 0 || len(s.Exclude) == 0 {
-		t.Errorf("README example lost keys: %+v", s)
+		t.Errorf("docs/configuration.md's example lost keys: %+v", s)
 	}
 }
 

@@ -3,7 +3,7 @@
 // Kubernetes minor kiln supports, read from the sources of k8s.io/kubernetes
 // v1.N.0 and k8s.io/apiserver v0.N.0.
 //
-// A maintainer runs it (go generate ./internal/servedversions) when a new
+// A maintainer runs it (go generate ./admit/servedversions) when a new
 // Kubernetes minor comes out; it downloads the modules through the Go module
 // proxy (go mod download). kiln never runs it and no test downloads anything.
 //

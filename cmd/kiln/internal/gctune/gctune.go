@@ -1,7 +1,7 @@
 // Package gctune sets kiln's collector pacing: more headroom than Go's
 // default while the heap is small, never more memory than the default once
-// the live heap is large (the README's "The collector, paced" has the
-// measurements).
+// the live heap is large (docs/performance.md, "The collector, paced", has
+// the measurements).
 //
 // A kiln run allocates about 220 KB an object and keeps little of it, so
 // most of the collector's work is proportional to how often it runs. After

@@ -10,7 +10,7 @@ import (
 
 // reserveBytes is how much of the heap asks for huge pages: three times a
 // small run's whole heap. A larger reserve takes more faults off large runs
-// but raises the peak RSS of mid-sized ones (the performance notes have the
+// but raises the peak RSS of mid-sized ones (docs/performance.md has the
 // measurements).
 const reserveBytes = 64 << 20
 

@@ -1,5 +1,5 @@
 // Package profile writes the CPU and allocation profiles of a kiln run
-// (KILN_CPUPROFILE, KILN_MEMPROFILE: the README's Development section).
+// (KILN_CPUPROFILE, KILN_MEMPROFILE: docs/development.md).
 package profile
 
 import (
@@ -29,7 +29,7 @@ func sampleRate(getenv func(string) string, rate int) int {
 }
 
 // WriteHeap writes the allocation profile of the run to path
-// (KILN_MEMPROFILE, see the README's Development section); an empty path
+// (KILN_MEMPROFILE, see docs/development.md); an empty path
 // writes nothing.
 func WriteHeap(path string) {
 	if path == "" {
@@ -48,7 +48,7 @@ func WriteHeap(path string) {
 }
 
 // StartCPU writes a CPU profile to path (KILN_CPUPROFILE, see the
-// README's Development section); an empty path profiles nothing.
+// docs/development.md); an empty path profiles nothing.
 func StartCPU(path string) (stop func()) {
 	if path == "" {
 		return func() {}
@@ -70,7 +70,7 @@ func StartCPU(path string) (stop func()) {
 }
 
 // WatchPeak writes, to path, the heap profile of the largest live heap the
-// run reaches (KILN_PEAKPROFILE, see the README's Development section),
+// run reaches (KILN_PEAKPROFILE, see docs/development.md),
 // sampled every 10 ms; the profile is of the collection that measured it.
 // An empty path watches nothing. stop writes the profile and returns the
 // peak it saw.
