@@ -247,6 +247,15 @@ var badSpecs = []struct {
 	{"toleration Exists with value", svcSpec("      pod: {tolerations: [{key: gpu, operator: Exists, value: x}]}\n"), 7, "operator Exists matches any value"},
 	{"elastic tensorflow", strings.Replace(trainSpec("foo", "      nodes: \"2:4\"\n"), "pytorch", "tensorflow", 1), 8, "MIN:MAX (elastic training) is for framework pytorch"},
 	{"config hash annotation", svcSpec("      pod: {annotations: {kiln.dev/config-hash: x}}\n"), 7, "annotation kiln.dev/config-hash is set by kiln"},
+	{"replicas and autoscale", svcSpec("      replicas: 3\n      autoscale: {max: 5, cpu: 70}\n") + "          resources: {cpu: 100m}\n", 7, "replicas and autoscale are both set: the HorizontalPodAutoscaler owns the replica count"},
+	{"autoscale without target", svcSpec("      autoscale: {max: 5}\n"), 7, "autoscale needs a target: cpu or memory"},
+	{"autoscale min above max", svcSpec("      autoscale: {min: 6, max: 5, cpu: 70}\n") + "          resources: {cpu: 100m}\n", 7, "autoscale.min 6 is above autoscale.max 5"},
+	{"autoscale cpu without request", svcSpec("      autoscale: {max: 5, cpu: 70}\n"), 7, `autoscale.cpu is a percent of the cpu request, and container "app" requests none`},
+	{"PDB never allows an eviction", svcSpec("      replicas: 2\n      disruption: {minAvailable: 2}\n"), 8, "disruption.minAvailable 2 never allows an eviction: replicas is 2, so every pod must stay up"},
+	{"PDB of 100%", svcSpec("      disruption: {minAvailable: \"100%\"}\n"), 7, "keep minAvailable below the replica count (at most 0)"},
+	{"PDB maxUnavailable 0", svcSpec("      replicas: 2\n      disruption: {maxUnavailable: 0}\n"), 8, "disruption.maxUnavailable 0 never allows an eviction"},
+	{"PDB with both", svcSpec("      disruption: {minAvailable: 1, maxUnavailable: 1}\n"), 7, "exactly one of minAvailable or maxUnavailable"},
+	{"PDB percent typo", svcSpec("      disruption: {minAvailable: 50 %}\n"), 7, `spec.services.web.disruption.minAvailable: invalid value "50 %"; want a whole number or a percentage such as "25%"`},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 

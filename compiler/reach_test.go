@@ -81,6 +81,12 @@ func reachChanges() []change {
 		ch("spec.volumes.models.claim.readOnly", false, true),
 		ch("spec.services.web.replicas", 1, 2),
 		ch("spec.services.web.ports.http", 8080, 8081),
+		ch("spec.services.web.autoscale.min", 1, 2, autoscaled()...),
+		ch("spec.services.web.autoscale.max", 5, 6, autoscaled()...),
+		ch("spec.services.web.autoscale.cpu", 50, 60, autoscaled()...),
+		ch("spec.services.web.autoscale.memory", nil, 60, autoscaled()...),
+		ch("spec.services.web.disruption.minAvailable", 1, "50%", edit{"spec.services.web.replicas", 3}),
+		ch("spec.services.web.disruption.maxUnavailable", 1, 2, edit{"spec.services.web.replicas", 3}),
 		ch("spec.training.pretrain.framework", "pytorch", "generic"),
 		ch("spec.training.pretrain.nodes", 2, 3),
 		ch("spec.training.pretrain.gpusPerNode", 1, 2),
@@ -105,6 +111,17 @@ func reachChanges() []change {
 		cs = append(cs, containerChanges(w+".sidecars[0]")...)
 	}
 	return append(cs, containerChanges("spec.services.web.containers[0]")...)
+}
+
+// autoscaled makes the base's web service autoscaled on CPU, its
+// containers requesting CPU and memory.
+func autoscaled() []edit {
+	res := obj{"cpu": "1", "memory": "1Gi"}
+	return []edit{
+		{"spec.services.web.autoscale", obj{"max": 5, "cpu": 50}},
+		{"spec.services.web.containers[0].resources", res},
+		{"spec.services.web.sidecars[0].resources", res},
+	}
 }
 
 // runChanges are the changes of what a container runs with (a container's

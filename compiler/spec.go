@@ -208,6 +208,69 @@ type Service struct {
 	Containers []*Container   `json:"containers"`
 	Security   *PodSecurity   `json:"security"`
 	Pod        *Pod           `json:"pod"`
+	Autoscale  *Autoscale     `json:"autoscale"`
+	Disruption *Disruption    `json:"disruption"`
+}
+
+// Autoscale compiles to a HorizontalPodAutoscaler.
+type Autoscale struct {
+	Min    int  `json:"min"`
+	Max    int  `json:"max"`
+	CPU    *int `json:"cpu"`
+	Memory *int `json:"memory"`
+}
+
+// UnmarshalJSON decodes autoscale with min defaulting to 1.
+func (a *Autoscale) UnmarshalJSON(b []byte) error {
+	type plain Autoscale
+	p := plain{Min: 1}
+	err := json.Unmarshal(b, &p)
+	*a = Autoscale(p)
+	return err
+}
+
+// Disruption compiles to a PodDisruptionBudget.
+type Disruption struct {
+	MinAvailable   *IntOrPercent `json:"minAvailable"`
+	MaxUnavailable *IntOrPercent `json:"maxUnavailable"`
+}
+
+// IntOrPercent is a whole number or a percentage ("25%").
+type IntOrPercent struct {
+	N       int
+	Percent bool
+}
+
+// UnmarshalJSON accepts a JSON number or a string "N%".
+func (v *IntOrPercent) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+		v.N, v.Percent = n, true
+		return err
+	}
+	n, err := strconv.Atoi(string(b))
+	v.N, v.Percent = n, false
+	return err
+}
+
+// MarshalJSON writes the number or the percentage.
+func (v IntOrPercent) MarshalJSON() ([]byte, error) {
+	if v.Percent {
+		return json.Marshal(strconv.Itoa(v.N) + "%")
+	}
+	return []byte(strconv.Itoa(v.N)), nil
+}
+
+// String is the value as written.
+func (v IntOrPercent) String() string {
+	if v.Percent {
+		return strconv.Itoa(v.N) + "%"
+	}
+	return strconv.Itoa(v.N)
 }
 
 // Training compiles to a JobSet.

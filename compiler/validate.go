@@ -234,6 +234,7 @@ func (c *checker) service(a *App, name string, s *Service) {
 		}
 	}
 	c.pod(a, path, cs, s.Pod)
+	c.scaling(path, s, cs)
 	if _, clash := a.Spec.Training[name]; clash {
 		c.errorf(path, "service %q has the name of training job %q, whose JobSet gets a headless Service of that name; rename one", name, name)
 	}
@@ -251,6 +252,68 @@ func (c *checker) service(a *App, name string, s *Service) {
 			}
 		}
 	}
+}
+
+// scaling checks autoscale and disruption: an HPA that can compute its
+// targets and owns the replica count, a budget that allows an eviction.
+func (c *checker) scaling(path string, s *Service, cs []podContainer) {
+	if as := s.Autoscale; as != nil {
+		ap := path + ".autoscale"
+		if c.spec.Lookup(path+".replicas") != nil {
+			c.errorf(path+".replicas", "replicas and autoscale are both set: the HorizontalPodAutoscaler owns the replica count (kiln leaves replicas out of the Deployment so that a sync does not reset it); remove replicas and set autoscale.min")
+		}
+		if as.Min > as.Max {
+			c.errorf(ap+".min", "autoscale.min %d is above autoscale.max %d; min is the fewest replicas, max the most", as.Min, as.Max)
+		}
+		if as.CPU == nil && as.Memory == nil {
+			c.errorf(ap, "autoscale needs a target: cpu or memory, a percent of the containers' requests (e.g. cpu: 70)")
+		}
+		for _, m := range []struct {
+			name   string
+			target *int
+		}{{"cpu", as.CPU}, {"memory", as.Memory}} {
+			if m.target == nil {
+				continue
+			}
+			for _, pc := range cs {
+				if strings.Contains(pc.path, ".init[") {
+					continue // init containers have ended when the HPA measures
+				}
+				if r := pc.c.Resources; r == nil || (m.name == "cpu" && r.CPU == "") || (m.name == "memory" && r.Memory == "") {
+					c.errorf(ap+"."+m.name, "autoscale.%s is a percent of the %s request, and container %q requests none: the HPA cannot compute utilisation and never scales (FailedGetResourceMetric); set resources.%s on %s", m.name, m.name, pc.c.Name, m.name, pc.path)
+					break
+				}
+			}
+		}
+	}
+	d := s.Disruption
+	if d == nil {
+		return
+	}
+	dp := path + ".disruption"
+	if (d.MinAvailable == nil) == (d.MaxUnavailable == nil) {
+		c.errorf(dp, "disruption needs exactly one of minAvailable or maxUnavailable (a PodDisruptionBudget takes one)")
+		return
+	}
+	for _, v := range []*IntOrPercent{d.MinAvailable, d.MaxUnavailable} {
+		if v != nil && v.Percent && v.N > 100 {
+			c.errorf(dp, "disruption %s is more than 100%%", v)
+			return
+		}
+	}
+	n := floorReplicas(s)
+	if budgetAllows(d, n) > 0 {
+		return
+	}
+	of := fmt.Sprintf("replicas is %d", n)
+	if s.Autoscale != nil {
+		of = fmt.Sprintf("autoscale.min is %d", n)
+	}
+	if d.MinAvailable != nil {
+		c.errorf(dp+".minAvailable", "disruption.minAvailable %s never allows an eviction: %s, so every pod must stay up and a node drain (kubectl drain, a cluster upgrade) waits forever; keep minAvailable below the replica count (at most %d), or use maxUnavailable: 1", d.MinAvailable, of, max(n-1, 0))
+		return
+	}
+	c.errorf(dp+".maxUnavailable", "disruption.maxUnavailable %s never allows an eviction (%s), so a node drain (kubectl drain, a cluster upgrade) waits forever; use at least 1", d.MaxUnavailable, of)
 }
 
 func (c *checker) sidecarGate(a *App, field string) {
