@@ -256,6 +256,10 @@ var badSpecs = []struct {
 	{"PDB maxUnavailable 0", svcSpec("      replicas: 2\n      disruption: {maxUnavailable: 0}\n"), 8, "disruption.maxUnavailable 0 never allows an eviction"},
 	{"PDB with both", svcSpec("      disruption: {minAvailable: 1, maxUnavailable: 1}\n"), 7, "exactly one of minAvailable or maxUnavailable"},
 	{"PDB percent typo", svcSpec("      disruption: {minAvailable: 50 %}\n"), 7, `spec.services.web.disruption.minAvailable: invalid value "50 %"; want a whole number or a percentage such as "25%"`},
+	{"envFrom with both", svcSpec("") + "          envFrom: [{config: a, secret: b}]\n", 10, "envFrom needs exactly one of config or secret"},
+	{"envFrom unknown config", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  configs: {app: {data: {LEVEL: info}}}\n", 1) + "          envFrom: [{config: ap}]\n", 11, `config "ap" is not in spec.configs; did you mean "app"?`},
+	{"envFrom key not an env name", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  configs: {app: {data: {1st: x}}}\n", 1) + "          envFrom: [{config: app}]\n", 11, `key "1st" does not make an env variable name`},
+	{"envFrom bad prefix", svcSpec("") + "          envFrom: [{secret: db, prefix: \"DB PASS\"}]\n", 10, `envFrom[0].prefix: invalid value "DB PASS"; want the start of an env name`},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 

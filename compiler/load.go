@@ -352,6 +352,8 @@ func formatHint(path []string) string {
 		return "a Kubernetes quantity such as 500m, 1Gi or 10Ti"
 	case "path":
 		return "an absolute URL path, e.g. /healthz"
+	case "prefix":
+		return "the start of an env name: letters, digits, '_', '-' and '.', not starting with a digit, e.g. DB_"
 	case "minAvailable", "maxUnavailable":
 		return `a whole number or a percentage such as "25%"`
 	}

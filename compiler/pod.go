@@ -265,6 +265,9 @@ func (e *emitter) container(cs ctrSource, vols *podVolumes, shm *Quantity) *yaml
 	if len(env) > 0 {
 		add(n, field{"env", seq(e.at(path+".env"), env...)})
 	}
+	if len(c.EnvFrom) > 0 {
+		add(n, field{"envFrom", e.envFrom(path+".envFrom", c.EnvFrom)})
+	}
 	ports := append([]portSource(nil), cs.ports...)
 	for _, k := range sortedKeys(c.Ports) {
 		ports = append(ports, portSource{k, c.Ports[k], e.at(sub(path+".ports", k))})
@@ -361,6 +364,27 @@ func (e *emitter) envEntry(path, name string, v EnvValue) *yaml.Node {
 			field{"name", str(e.at(path+".secret"), v.Secret)}, field{"key", str(e.at(path+".key"), v.Key)})})})
 	}
 	return mapping(ep, field{"name", str(ep, name)}, field{"value", str(ep, v.Value)})
+}
+
+// envFrom emits a container's envFrom in spec order: a configMapRef or a
+// secretRef each, with its prefix.
+func (e *emitter) envFrom(path string, refs []*EnvFrom) *yaml.Node {
+	out := seq(e.at(path))
+	for i, r := range refs {
+		rp := path + "[" + itoa(i) + "]"
+		at := e.at(rp)
+		n := mapping(at)
+		if r.Prefix != "" {
+			add(n, field{"prefix", str(e.at(rp+".prefix"), r.Prefix)})
+		}
+		if r.Config != "" {
+			add(n, field{"configMapRef", mapping(at, field{"name", str(e.at(rp+".config"), r.Config)})})
+		} else {
+			add(n, field{"secretRef", mapping(at, field{"name", str(e.at(rp+".secret"), r.Secret)})})
+		}
+		out.Content = append(out.Content, n)
+	}
+	return out
 }
 
 // refVolume is the pod volume name of a config or Secret: config-<name> or

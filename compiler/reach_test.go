@@ -141,6 +141,9 @@ func runChanges(at string) []change {
 		ch(at+".files./etc/app.key", "LEVEL", "MODE", edit{at + ".files./etc/app", config}),
 		ch(at+".files./etc/db.secret", "a", "b", edit{at + ".files./etc/db", secret}),
 		ch(at+".mounts.logs", "/a", "/b"),
+		ch(at+".envFrom[0].config", "app", "other", edit{at + ".envFrom", list{obj{"config": "app"}}}),
+		ch(at+".envFrom[0].secret", "a", "b", edit{at + ".envFrom", list{obj{"secret": "a"}}}),
+		ch(at+".envFrom[0].prefix", "A_", "B_", edit{at + ".envFrom", list{obj{"config": "app"}}}),
 		ch(at+".resources.cpu", "1", "2"),
 		ch(at+".resources.memory", "1Gi", "2Gi"),
 	}

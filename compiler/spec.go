@@ -152,6 +152,13 @@ func Literal(s string) EnvValue { return EnvValue{Value: s} }
 // IsRef reports whether the value refers to a config or a Secret.
 func (v EnvValue) IsRef() bool { return v.Config != "" || v.Secret != "" }
 
+// EnvFrom takes every key of a config or an existing Secret as env, names prefixed.
+type EnvFrom struct {
+	Config string `json:"config"`
+	Secret string `json:"secret"`
+	Prefix string `json:"prefix"`
+}
+
 // FileRef mounts a config or an existing Secret: one key as a file, or all
 // keys as a directory.
 type FileRef struct {
@@ -284,6 +291,7 @@ type Training struct {
 	Command          []string            `json:"command"`
 	Args             []string            `json:"args"`
 	Env              map[string]EnvValue `json:"env"`
+	EnvFrom          []*EnvFrom          `json:"envFrom"`
 	Files            map[string]FileRef  `json:"files"`
 	Mounts           map[string]string   `json:"mounts"`
 	Resources        *Resources          `json:"resources"`
@@ -333,6 +341,7 @@ type Container struct {
 	Command   []string            `json:"command"`
 	Args      []string            `json:"args"`
 	Env       map[string]EnvValue `json:"env"`
+	EnvFrom   []*EnvFrom          `json:"envFrom"`
 	Files     map[string]FileRef  `json:"files"`
 	Mounts    map[string]string   `json:"mounts"`
 	Resources *Resources          `json:"resources"`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -353,6 +354,7 @@ func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 		}
 		c.mounts(a, pc.path, pc.c)
 		c.env(a, pc.path, pc.c.Env)
+		c.envFrom(a, pc.path, pc.c.EnvFrom)
 		c.resources(pc.path+".resources", pc.c.Resources)
 		for _, p := range []struct {
 			key string
@@ -440,6 +442,36 @@ func (c *checker) env(a *App, path string, env map[string]EnvValue) {
 		}
 	}
 }
+
+// envFrom checks that each envFrom names exactly one of a config of the
+// spec or a Secret, and that every key of a config makes a valid env name
+// with the prefix (the kubelet skips a key that does not, with only an event).
+func (c *checker) envFrom(a *App, path string, refs []*EnvFrom) {
+	for i, r := range refs {
+		f := fmt.Sprintf("%s.envFrom[%d]", path, i)
+		if (r.Config == "") == (r.Secret == "") {
+			c.errorf(f, "envFrom needs exactly one of config or secret: {config: NAME} takes every key of a config of the spec, {secret: NAME} of an existing Secret")
+			continue
+		}
+		if r.Config == "" {
+			continue
+		}
+		c.configKey(a, f, r.Config, "")
+		cfg := a.Spec.Configs[r.Config]
+		if cfg == nil {
+			continue
+		}
+		for _, k := range configKeys(cfg) {
+			if !envName.MatchString(r.Prefix + k) {
+				c.errorf(f, "envFrom config %q: key %q does not make an env variable name (%q starts with a digit), so the kubelet would skip it; give a prefix, e.g. prefix: APP_", r.Config, k, r.Prefix+k)
+				break
+			}
+		}
+	}
+}
+
+// envName is an env variable name the API server accepts (IsEnvVarName).
+var envName = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
 
 // configKey checks that config name exists in spec.configs and, when key is
 // given, holds it.
@@ -610,7 +642,7 @@ func (c *checker) training(a *App, name string, t *Training) {
 				listOf(t.Command), petSummary(t), untorched(t), torchrunHint(t.Command))
 		}
 	}
-	main := &Container{Name: mainContainer, Image: t.Image, Mounts: t.Mounts, Env: t.Env, Files: t.Files, Resources: t.Resources}
+	main := &Container{Name: mainContainer, Image: t.Image, Mounts: t.Mounts, Env: t.Env, EnvFrom: t.EnvFrom, Files: t.Files, Resources: t.Resources}
 	for _, role := range sortedKeys(t.Roles) {
 		if r := t.Roles[role]; r != nil && r.Resources != nil {
 			c.resources(path+".roles."+role+".resources", r.Resources)
