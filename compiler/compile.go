@@ -19,7 +19,7 @@ const (
 // Compile validates an App spec (as read by manifest.Parse) and returns the
 // objects it compiles to, in the order of docs/design.md §3: the Namespace,
 // PVCs, ConfigMaps, Services, Deployments, HorizontalPodAutoscalers,
-// PodDisruptionBudgets, JobSets, each kind by name.
+// PodDisruptionBudgets, Jobs, CronJobs, JobSets, each kind by name.
 // Errors are *manifest.Error values naming the spec's file, line and column
 // (several are joined with errors.Join). The same spec always gives the
 // same objects.
@@ -55,6 +55,17 @@ func CompileWarn(spec *manifest.Object) ([]*manifest.Object, []error, error) {
 			if n := emit(name, a.Spec.Services[name]); n != nil {
 				nodes = append(nodes, n)
 			}
+		}
+	}
+	jobs := sortedKeys(a.Spec.Jobs)
+	for _, name := range jobs {
+		if j := a.Spec.Jobs[name]; j.Schedule == "" {
+			nodes = append(nodes, e.job(name, j))
+		}
+	}
+	for _, name := range jobs {
+		if j := a.Spec.Jobs[name]; j.Schedule != "" {
+			nodes = append(nodes, e.cronJob(name, j))
 		}
 	}
 	for _, name := range sortedKeys(a.Spec.Training) {

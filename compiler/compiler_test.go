@@ -211,7 +211,7 @@ var badSpecs = []struct {
 	msg        string
 }{
 	{"unknown field", svcSpec("      replicas: 2\n      replica: 3\n"), 8, `unknown field "replica"`},
-	{"unknown top-level field", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  service: {}\n", 1), 5, `unknown field "service" in spec; did you mean "services"?; allowed: configs, namespace, services, target, training, volumes`},
+	{"unknown top-level field", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  service: {}\n", 1), 5, `unknown field "service" in spec; did you mean "services"?; allowed: configs, jobs, namespace, services, target, training, volumes`},
 	{"wrong type", svcSpec("      replicas: three\n"), 7, "spec.services.web.replicas must be a whole number"},
 	{"unknown volume in mounts", svcSpec("") + "          mounts: {cache: /cache}\n", 10, `mounts names volume "cache", which spec.volumes does not declare`},
 	{"nodes: 0", trainSpec("foo", "      nodes: 0\n"), 8, "spec.training.foo.nodes: invalid value 0 (out of bound >=1)"},
@@ -260,11 +260,23 @@ var badSpecs = []struct {
 	{"envFrom unknown config", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  configs: {app: {data: {LEVEL: info}}}\n", 1) + "          envFrom: [{config: ap}]\n", 11, `config "ap" is not in spec.configs; did you mean "app"?`},
 	{"envFrom key not an env name", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  configs: {app: {data: {1st: x}}}\n", 1) + "          envFrom: [{config: app}]\n", 11, `key "1st" does not make an env variable name`},
 	{"envFrom bad prefix", svcSpec("") + "          envFrom: [{secret: db, prefix: \"DB PASS\"}]\n", 10, `envFrom[0].prefix: invalid value "DB PASS"; want the start of an env name`},
+	{"job with a service's name", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  jobs: {web: {schedule: \"@daily\", containers: [{name: a, image: b}]}}\n", 1), 5, `job "web" has the name of service "web"`},
+	{"bad cron schedule", jobSpec("nightly", "      schedule: \"0 3 * *\"\n"), 7, `schedule "0 3 * *" is not a cron schedule (expected exactly 5 fields, found 4: [0 3 * *]); write five fields`},
+	{"cron with TZ", jobSpec("nightly", "      schedule: \"CRON_TZ=UTC 0 3 * * *\"\n"), 7, "set timeZone instead"},
+	{"bad time zone", jobSpec("nightly", "      schedule: \"@daily\"\n      timeZone: Europe/Berln\n"), 8, `timeZone "Europe/Berln" is not an IANA time zone name`},
+	{"concurrency without schedule", jobSpec("once", "      concurrency: Replace\n"), 7, `concurrency is for a scheduled job, and job "once" has no schedule`},
+	{"concurrency typo", jobSpec("once", "      concurrency: forbid\n"), 7, "concurrency must be one of Forbid, Allow, Replace (did you mean Forbid?)"},
+	{"long CronJob name", jobSpec(strings.Repeat("n", 53), "      schedule: \"@daily\"\n"), 6, "may have at most 52 characters"},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 
 func svcSpec(extra string) string {
 	return "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n  services:\n    web:\n" + extra +
+		"      containers:\n        - name: app\n          image: nginx\n"
+}
+
+func jobSpec(name, extra string) string {
+	return "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n  jobs:\n    " + name + ":\n" + extra +
 		"      containers:\n        - name: app\n          image: nginx\n"
 }
 
@@ -615,4 +627,78 @@ spec:
 	if dataEdit["Deployment/env"] == base["Deployment/env"] || dataEdit["Deployment/file"] != base["Deployment/file"] {
 		t.Errorf("after editing configs.app.data: %v, before %v; want only Deployment/env to change", dataEdit, base)
 	}
+}
+
+// TestJobs: a job's sidecars are native sidecars (initContainers with
+// restartPolicy Always in a pod of restartPolicy Never), which the kubelet
+// stops once the containers end, so the Job completes; a scheduled job's
+// runs read the configs' current content (config hash in the CronJob's
+// template), a one-off Job's immutable template has no hash.
+func TestJobs(t *testing.T) {
+	src := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: a, namespace: a}
+spec:
+  configs: {report: {data: {LEVEL: info}}}
+  jobs:
+    nightly:
+      schedule: "0 3 * * *"
+      timeZone: Europe/Berlin
+      ttlAfterFinished: 1h
+      sidecars: [{name: proxy, image: proxy}]
+      containers: [{name: report, image: report, envFrom: [{config: report}]}]
+    migrate:
+      backoff: 2
+      ttlAfterFinished: 10m
+      sidecars: [{name: proxy, image: proxy}]
+      containers: [{name: migrate, image: migrate, envFrom: [{config: report}]}]
+`
+	objs, errs := manifest.Parse("jobs.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out, err := Compile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]*manifest.Object{}
+	for _, o := range out {
+		kinds[o.Kind] = o
+	}
+	job, cron := kinds["Job"], kinds["CronJob"]
+	if job == nil || cron == nil || job.Name != "migrate" || cron.Name != "nightly" {
+		t.Fatalf("want Job migrate and CronJob nightly, got %v", kinds)
+	}
+	for _, tt := range []struct {
+		o        *manifest.Object
+		pod      string
+		wantHash bool
+	}{{job, "spec.template", false}, {cron, "spec.jobTemplate.spec.template", true}} {
+		if got := value(tt.o, tt.pod+".spec.restartPolicy"); got != "Never" {
+			t.Errorf("%s: restartPolicy %q, want Never", tt.o.Kind, got)
+		}
+		if got := value(tt.o, tt.pod+".spec.initContainers[0].restartPolicy"); got != "Always" {
+			t.Errorf("%s: the sidecar's restartPolicy %q, want Always (a native sidecar)", tt.o.Kind, got)
+		}
+		if hash := tt.o.Lookup(tt.pod + ".metadata.annotations"); (hash != nil) != tt.wantHash {
+			t.Errorf("%s: config hash annotation present %v, want %v", tt.o.Kind, hash != nil, tt.wantHash)
+		}
+	}
+	for field, want := range map[string]string{"spec.backoffLimit": "2", "spec.ttlSecondsAfterFinished": "600"} {
+		if got := value(job, field); got != want {
+			t.Errorf("Job %s = %q, want %s", field, got, want)
+		}
+	}
+	for field, want := range map[string]string{"spec.schedule": "0 3 * * *", "spec.timeZone": "Europe/Berlin", "spec.concurrencyPolicy": "Forbid", "spec.jobTemplate.spec.ttlSecondsAfterFinished": "3600"} {
+		if got := value(cron, field); got != want {
+			t.Errorf("CronJob %s = %q, want %s", field, got, want)
+		}
+	}
+}
+
+func value(o *manifest.Object, field string) string {
+	if n := o.Lookup(field); n != nil {
+		return n.Value
+	}
+	return ""
 }

@@ -63,7 +63,7 @@ func reachChanges() []change {
 		ch("metadata.namespace", nil, "store"),
 		ch("metadata.labels.team", "a", "b"),
 		ch("metadata.annotations.note", "a", "b"),
-		ch("spec.target.kubernetes", "1.26", "1.25", edit{"spec.services.web.sidecars", remove}, edit{"spec.training.pretrain.sidecars", remove}),
+		ch("spec.target.kubernetes", "1.26", "1.25", edit{"spec.services.web.sidecars", remove}, edit{"spec.jobs.nightly.sidecars", remove}, edit{"spec.training.pretrain.sidecars", remove}),
 		ch("spec.target.jobset", "v0.5", "v0.4"),
 		ch("spec.namespace.security.enforce", "baseline", "restricted"),
 		ch("spec.namespace.security.audit", "baseline", "restricted"),
@@ -87,6 +87,11 @@ func reachChanges() []change {
 		ch("spec.services.web.autoscale.memory", nil, 60, autoscaled()...),
 		ch("spec.services.web.disruption.minAvailable", 1, "50%", edit{"spec.services.web.replicas", 3}),
 		ch("spec.services.web.disruption.maxUnavailable", 1, 2, edit{"spec.services.web.replicas", 3}),
+		ch("spec.jobs.nightly.schedule", "0 3 * * *", "@hourly"),
+		ch("spec.jobs.nightly.timeZone", "UTC", "Europe/Berlin"),
+		ch("spec.jobs.nightly.concurrency", "Forbid", "Replace"),
+		ch("spec.jobs.nightly.backoff", 1, 2),
+		ch("spec.jobs.nightly.ttlAfterFinished", "1h", "2h"),
 		ch("spec.training.pretrain.framework", "pytorch", "generic"),
 		ch("spec.training.pretrain.nodes", 2, 3),
 		ch("spec.training.pretrain.gpusPerNode", 1, 2),
@@ -104,7 +109,8 @@ func reachChanges() []change {
 		ch("spec.training.pretrain.maxRestarts", 1, 2),
 	}
 	cs = append(cs, runChanges("spec.training.pretrain")...)
-	for _, w := range []string{"spec.services.web", "spec.training.pretrain"} {
+	cs = append(cs, containerChanges("spec.jobs.nightly.containers[0]")...)
+	for _, w := range []string{"spec.services.web", "spec.jobs.nightly", "spec.training.pretrain"} {
 		cs = append(cs, podChanges(w+".pod")...)
 		cs = append(cs, podSecurityChanges(w+".security")...)
 		cs = append(cs, initChanges(w+".init[0]")...)

@@ -55,13 +55,14 @@ type Metadata struct {
 	Annotations map[string]string `json:"annotations"`
 }
 
-// Spec holds the five blocks of an App.
+// Spec holds the blocks of an App.
 type Spec struct {
 	Target    Target               `json:"target"`
 	Namespace *NamespaceSpec       `json:"namespace"`
 	Configs   map[string]*Config   `json:"configs"`
 	Volumes   map[string]*Volume   `json:"volumes"`
 	Services  map[string]*Service  `json:"services"`
+	Jobs      map[string]*Job      `json:"jobs"`
 	Training  map[string]*Training `json:"training"`
 }
 
@@ -217,6 +218,20 @@ type Service struct {
 	Pod        *Pod           `json:"pod"`
 	Autoscale  *Autoscale     `json:"autoscale"`
 	Disruption *Disruption    `json:"disruption"`
+}
+
+// Job compiles to a CronJob (with Schedule) or a Job.
+type Job struct {
+	Schedule         string       `json:"schedule"`
+	TimeZone         string       `json:"timeZone"`
+	Concurrency      string       `json:"concurrency"`
+	Backoff          *int         `json:"backoff"`
+	TTLAfterFinished string       `json:"ttlAfterFinished"`
+	Init             []*Container `json:"init"`
+	Sidecars         []*Container `json:"sidecars"`
+	Containers       []*Container `json:"containers"`
+	Security         *PodSecurity `json:"security"`
+	Pod              *Pod         `json:"pod"`
 }
 
 // Autoscale compiles to a HorizontalPodAutoscaler.

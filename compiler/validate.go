@@ -9,9 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	_ "time/tzdata" // CronJob time zones are checked the same on every host
 
 	"github.com/kilnhq/kiln/internal/editdist"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -44,6 +47,12 @@ var (
 	// beta and on (k8s.io/kubernetes pkg/features/kube_features.go); before,
 	// ValidateServiceName requires DNS-1035 labels.
 	kubeRelaxedServiceNames = manifest.KubeVersion{Major: 1, Minor: 36}
+	// kubeCronJobV1: batch/v1 CronJob is served from 1.21.
+	kubeCronJobV1 = manifest.KubeVersion{Major: 1, Minor: 21}
+	// kubeCronJobTimeZone: CronJob timeZone is on by default from 1.25 (beta; GA in 1.27).
+	kubeCronJobTimeZone = manifest.KubeVersion{Major: 1, Minor: 25}
+	// kubeJobTTL: ttlSecondsAfterFinished is on by default from 1.21 (beta).
+	kubeJobTTL = manifest.KubeVersion{Major: 1, Minor: 21}
 )
 
 // maxHostname is the longest DNS label, hence the longest pod hostname and label value.
@@ -110,6 +119,9 @@ func validate(spec *manifest.Object, a *App) (errs, warns []error) {
 	}
 	for _, name := range sortedKeys(s.Services) {
 		c.service(a, name, s.Services[name])
+	}
+	for _, name := range sortedKeys(s.Jobs) {
+		c.job(a, name, s.Jobs[name])
 	}
 	for _, name := range sortedKeys(s.Training) {
 		c.training(a, name, s.Training[name])
@@ -251,6 +263,53 @@ func (c *checker) service(a *App, name string, s *Service) {
 					c.warnf(sub(pc.path+".mounts", v), "volume %q is %s but service %q has %d replicas: pods on other nodes (ReadWriteOncePod: any other pod) cannot mount it and stay Pending; use ReadWriteMany or one replica", v, vol.Shared.AccessMode, name, s.Replicas)
 				}
 			}
+		}
+	}
+}
+
+// job checks a job: its pod as a service's, the schedule and time zone as
+// the API server and the CronJob controller read them, names that cannot
+// clash with a service's selector.
+func (c *checker) job(a *App, name string, j *Job) {
+	path := "spec.jobs." + name
+	if len(j.Sidecars) > 0 {
+		c.sidecarGate(a, path+".sidecars")
+	}
+	c.pod(a, path, podContainers(path, j.Init, j.Sidecars, j.Containers), j.Pod)
+	if _, clash := a.Spec.Services[name]; clash {
+		c.errorf(path, "job %q has the name of service %q: the service's selector (app.kubernetes.io/name: %s) would match the job's pods, and its Service would send them traffic; rename one", name, name, name)
+	}
+	if _, clash := a.Spec.Training[name]; clash {
+		c.errorf(path, "job %q has the name of training job %q; rename one", name, name)
+	}
+	if j.TTLAfterFinished != "" && a.Kube.Less(kubeJobTTL) {
+		c.errorf(path+".ttlAfterFinished", "ttlSecondsAfterFinished is on by default from Kubernetes %s; target.kubernetes is %s", kubeJobTTL, a.Kube)
+	}
+	if j.Schedule == "" {
+		for _, f := range []struct{ key, v string }{{"timeZone", j.TimeZone}, {"concurrency", j.Concurrency}} {
+			if f.v != "" {
+				c.errorf(path+"."+f.key, "%s is for a scheduled job, and job %q has no schedule (it runs once, as a Job); add a schedule or remove %s", f.key, name, f.key)
+			}
+		}
+		return
+	}
+	if a.Kube.Less(kubeCronJobV1) {
+		c.errorf(path+".schedule", "a scheduled job compiles to a batch/v1 CronJob, served from Kubernetes %s; target.kubernetes is %s", kubeCronJobV1, a.Kube)
+	}
+	if len(name) > maxCronJobName {
+		c.errorf(path, "job key %q is %d characters: a scheduled job's CronJob names each run <name>-<minutes since 1970> and its name may have at most %d characters; shorten the key", name, len(name), maxCronJobName)
+	}
+	if strings.Contains(j.Schedule, "TZ=") {
+		c.errorf(path+".schedule", "schedule %q sets a time zone with TZ= or CRON_TZ=, which the API server refuses; set timeZone instead", j.Schedule)
+	} else if _, err := cron.ParseStandard(j.Schedule); err != nil {
+		c.errorf(path+".schedule", "schedule %q is not a cron schedule (%v); write five fields, minute hour day-of-month month day-of-week, e.g. \"0 3 * * *\" for 03:00 daily, or @daily, @hourly", j.Schedule, err)
+	}
+	if tz := j.TimeZone; tz != "" {
+		if a.Kube.Less(kubeCronJobTimeZone) {
+			c.errorf(path+".timeZone", "CronJob timeZone is on by default from Kubernetes %s; target.kubernetes is %s", kubeCronJobTimeZone, a.Kube)
+		}
+		if _, err := time.LoadLocation(tz); err != nil || strings.EqualFold(tz, "Local") {
+			c.errorf(path+".timeZone", "timeZone %q is not an IANA time zone name; use one such as Europe/Berlin, America/New_York or UTC", tz)
 		}
 	}
 }
@@ -413,6 +472,11 @@ func podSecurityOf(a *App, path string) *PodSecurity {
 	if k, ok := strings.CutPrefix(path, "spec.services."); ok {
 		if s := a.Spec.Services[k]; s != nil {
 			return s.Security
+		}
+	}
+	if k, ok := strings.CutPrefix(path, "spec.jobs."); ok {
+		if j := a.Spec.Jobs[k]; j != nil {
+			return j.Security
 		}
 	}
 	if k, ok := strings.CutPrefix(path, "spec.training."); ok {
