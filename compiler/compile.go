@@ -19,7 +19,7 @@ const (
 // Compile validates an App spec (as read by manifest.Parse) and returns the
 // objects it compiles to, in the order of docs/design.md §3: the Namespace,
 // PVCs, ConfigMaps, Services, Deployments, HorizontalPodAutoscalers,
-// PodDisruptionBudgets, Jobs, CronJobs, JobSets, each kind by name.
+// PodDisruptionBudgets, NetworkPolicies, HTTPRoutes or Ingresses, Jobs, CronJobs, JobSets, each kind by name.
 // Errors are *manifest.Error values naming the spec's file, line and column
 // (several are joined with errors.Join). The same spec always gives the
 // same objects.
@@ -56,6 +56,9 @@ func CompileWarn(spec *manifest.Object) ([]*manifest.Object, []error, error) {
 				nodes = append(nodes, n)
 			}
 		}
+	}
+	for _, name := range services { // all HTTPRoutes or all Ingresses (target.ingress)
+		nodes = append(nodes, e.routes(name, a.Spec.Services[name])...)
 	}
 	jobs := sortedKeys(a.Spec.Jobs)
 	for _, name := range jobs {

@@ -267,12 +267,25 @@ var badSpecs = []struct {
 	{"concurrency without schedule", jobSpec("once", "      concurrency: Replace\n"), 7, `concurrency is for a scheduled job, and job "once" has no schedule`},
 	{"concurrency typo", jobSpec("once", "      concurrency: forbid\n"), 7, "concurrency must be one of Forbid, Allow, Replace (did you mean Forbid?)"},
 	{"long CronJob name", jobSpec(strings.Repeat("n", 53), "      schedule: \"@daily\"\n"), 6, "may have at most 52 characters"},
+	{"route without ports", svcSpec("      routes: {public: {host: shop.example.com}}\n"), 7, `service "web" declares no ports`},
+	{"route without a gateway", svcSpec("      ports: {http: 8080}\n      routes: {public: {host: shop.example.com}}\n"), 8, "name it in target.gateway"},
+	{"route port unknown", routeSpec("{host: shop.example.com, port: admin}"), 10, `port "admin" is not a port of service "web"; its ports: http`},
+	{"route tls with a gateway", routeSpec("{host: shop.example.com, tls: {secret: shop-tls}}"), 10, "with a Gateway, TLS is the Gateway listener's certificate"},
+	{"route path with //", routeSpec("{host: shop.example.com, paths: [/api//v1]}"), 10, `path "/api//v1" contains "//"`},
+	{"route host an IP", routeSpec("{host: 10.0.0.1}"), 10, "host 10.0.0.1 is an IP address"},
+	{"route host uppercase", routeSpec("{host: Shop.example.com}"), 10, `host: invalid value "Shop.example.com"; want a hostname`},
+	{"route path relative", routeSpec("{host: shop.example.com, paths: [api]}"), 10, `invalid value "api"; want an absolute URL path`},
+	{"route name clash", "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n  target: {gateway: {name: public}}\n  services:\n    a:\n      ports: {http: 80}\n      routes: {b-c: {host: a.example.com}}\n      containers: [{name: app, image: nginx}]\n    a-b:\n      ports: {http: 80}\n      routes: {c: {host: b.example.com}}\n      containers: [{name: app, image: nginx}]\n", 13, `route "c" of service "a-b" compiles to an object named "a-b-c", as spec.services.a.routes.b-c does`},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 
 func svcSpec(extra string) string {
 	return "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n  services:\n    web:\n" + extra +
 		"      containers:\n        - name: app\n          image: nginx\n"
+}
+
+func routeSpec(route string) string {
+	return strings.Replace(svcSpec("      ports: {http: 8080}\n      routes:\n        public: "+route+"\n"), "spec:\n", "spec:\n  target: {gateway: {name: public, namespace: gateways}}\n", 1)
 }
 
 func jobSpec(name, extra string) string {

@@ -58,6 +58,7 @@ type list = []any
 // are the same definitions in several places; their changes are made for
 // each place.
 func reachChanges() []change {
+	route := edit{"spec.services.web.routes.public", obj{"host": "shop.example.com"}}
 	cs := []change{
 		ch("metadata.name", nil, "store"),
 		ch("metadata.namespace", nil, "store"),
@@ -81,6 +82,15 @@ func reachChanges() []change {
 		ch("spec.volumes.models.claim.readOnly", false, true),
 		ch("spec.services.web.replicas", 1, 2),
 		ch("spec.services.web.ports.http", 8080, 8081),
+		ch("spec.target.ingress", "gateway", "ingress", route),
+		ch("spec.target.gateway.name", "a", "b", route),
+		ch("spec.target.gateway.namespace", "a", "b", route),
+		ch("spec.target.gateway.listener", "a", "b", route),
+		ch("spec.target.ingressClass", "a", "b", route, edit{"spec.target.ingress", "ingress"}, edit{"spec.target.gateway", remove}),
+		ch("spec.services.web.routes.public.host", "a.example.com", "b.example.com", route),
+		ch("spec.services.web.routes.public.paths", list{"/a"}, list{"/b"}, route),
+		ch("spec.services.web.routes.public.port", "http", "admin", route, edit{"spec.services.web.ports.admin", 9000}),
+		ch("spec.services.web.routes.public.tls.secret", "a", "b", route, edit{"spec.target.ingress", "ingress"}, edit{"spec.target.gateway", remove}),
 		ch("spec.services.web.autoscale.min", 1, 2, autoscaled()...),
 		ch("spec.services.web.autoscale.max", 5, 6, autoscaled()...),
 		ch("spec.services.web.autoscale.cpu", 50, 60, autoscaled()...),

@@ -68,8 +68,31 @@ type Spec struct {
 
 // Target gates features: the Kubernetes minor and the JobSet release.
 type Target struct {
-	Kubernetes string `json:"kubernetes"`
-	JobSet     string `json:"jobset"`
+	Kubernetes   string   `json:"kubernetes"`
+	JobSet       string   `json:"jobset"`
+	Ingress      string   `json:"ingress"`
+	Gateway      *Gateway `json:"gateway"`
+	IngressClass string   `json:"ingressClass"`
+}
+
+// Gateway is the Gateway HTTPRoutes attach to.
+type Gateway struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	Listener  string `json:"listener"`
+}
+
+// Route sends outside traffic for a host and path prefixes to a service port.
+type Route struct {
+	Host  string    `json:"host"`
+	Paths []string  `json:"paths"`
+	Port  string    `json:"port"`
+	TLS   *RouteTLS `json:"tls"`
+}
+
+// RouteTLS names the Secret with a route's certificate.
+type RouteTLS struct {
+	Secret string `json:"secret"`
 }
 
 // NamespaceSpec asks for a Namespace object.
@@ -209,15 +232,16 @@ type Claim struct {
 
 // Service compiles to a Deployment, plus a Service when Ports is set.
 type Service struct {
-	Replicas   int            `json:"replicas"`
-	Ports      map[string]int `json:"ports"`
-	Init       []*Container   `json:"init"`
-	Sidecars   []*Container   `json:"sidecars"`
-	Containers []*Container   `json:"containers"`
-	Security   *PodSecurity   `json:"security"`
-	Pod        *Pod           `json:"pod"`
-	Autoscale  *Autoscale     `json:"autoscale"`
-	Disruption *Disruption    `json:"disruption"`
+	Replicas   int               `json:"replicas"`
+	Ports      map[string]int    `json:"ports"`
+	Init       []*Container      `json:"init"`
+	Sidecars   []*Container      `json:"sidecars"`
+	Containers []*Container      `json:"containers"`
+	Security   *PodSecurity      `json:"security"`
+	Pod        *Pod              `json:"pod"`
+	Routes     map[string]*Route `json:"routes"`
+	Autoscale  *Autoscale        `json:"autoscale"`
+	Disruption *Disruption       `json:"disruption"`
 }
 
 // Job compiles to a CronJob (with Schedule) or a Job.

@@ -117,8 +117,11 @@ func validate(spec *manifest.Object, a *App) (errs, warns []error) {
 	for _, name := range sortedKeys(s.Volumes) {
 		c.volume(name, s.Volumes[name])
 	}
+	c.routeTarget(a)
+	routeNames := map[string]string{}
 	for _, name := range sortedKeys(s.Services) {
 		c.service(a, name, s.Services[name])
+		c.routes(a, name, s.Services[name], routeNames)
 	}
 	for _, name := range sortedKeys(s.Jobs) {
 		c.job(a, name, s.Jobs[name])
