@@ -50,7 +50,7 @@ func CompileWarn(spec *manifest.Object) ([]*manifest.Object, []error, error) {
 	for _, name := range services {
 		nodes = append(nodes, e.deployment(name, a.Spec.Services[name]))
 	}
-	for _, emit := range []func(string, *Service) *yaml.Node{e.autoscaler, e.disruptionBudget} {
+	for _, emit := range []func(string, *Service) *yaml.Node{e.autoscaler, e.disruptionBudget, e.networkPolicy} {
 		for _, name := range services {
 			if n := emit(name, a.Spec.Services[name]); n != nil {
 				nodes = append(nodes, n)

@@ -276,6 +276,12 @@ var badSpecs = []struct {
 	{"route host uppercase", routeSpec("{host: Shop.example.com}"), 10, `host: invalid value "Shop.example.com"; want a hostname`},
 	{"route path relative", routeSpec("{host: shop.example.com, paths: [api]}"), 10, `invalid value "api"; want an absolute URL path`},
 	{"route name clash", "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n  target: {gateway: {name: public}}\n  services:\n    a:\n      ports: {http: 80}\n      routes: {b-c: {host: a.example.com}}\n      containers: [{name: app, image: nginx}]\n    a-b:\n      ports: {http: 80}\n      routes: {c: {host: b.example.com}}\n      containers: [{name: app, image: nginx}]\n", 13, `route "c" of service "a-b" compiles to an object named "a-b-c", as spec.services.a.routes.b-c does`},
+	{"allowFrom an unknown service", svcSpec("      ports: {http: 80}\n      network: {allowFrom: [{service: wbe}]}\n"), 8, `service "wbe" is not in spec.services; did you mean "web"?`},
+	{"allowFrom without ports", svcSpec("      network: {allowFrom: [{service: web}]}\n"), 7, `allowFrom lets peers reach the service's ports, and service "web" declares none`},
+	{"peer with two kinds", svcSpec("      ports: {http: 80}\n      network: {allowFrom: [{service: web, namespaces: {team: a}}]}\n"), 8, "a peer is exactly one of"},
+	{"egress bad cidr", svcSpec("      network: {egress: [{cidr: 10.0.0.0/33}]}\n"), 7, `cidr "10.0.0.0/33" is not an IP block`},
+	{"egress except outside", svcSpec("      network: {egress: [{cidr: 10.0.0.0/16, except: [10.1.0.0/24]}]}\n"), 7, "except 10.1.0.0/24 is not a smaller block inside cidr 10.0.0.0/16"},
+	{"egress bad port", svcSpec("      network: {egress: [{cidr: 0.0.0.0/0, ports: [0]}]}\n"), 7, "ports[0]"},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 
@@ -714,4 +720,66 @@ func value(o *manifest.Object, field string) string {
 		return n.Value
 	}
 	return ""
+}
+
+// TestNetworkPolicy: a service with network gets a policy of both types
+// over its own pods that lets in only its peers, on its ports, and lets
+// out DNS, the spec's services on their ports and the egress given.
+func TestNetworkPolicy(t *testing.T) {
+	src := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: a, namespace: a}
+spec:
+  services:
+    web:
+      ports: {http: 8080}
+      network:
+        allowFrom: [{service: api}, {namespaces: {kubernetes.io/metadata.name: gateways}}]
+        egress: [{cidr: 10.20.0.0/16, ports: [5432]}]
+      containers: [{name: app, image: nginx}]
+    api:
+      ports: {grpc: 9090}
+      containers: [{name: app, image: api}]
+`
+	objs, errs := manifest.Parse("net.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out, err := Compile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var np *manifest.Object
+	for _, o := range out {
+		if o.Kind == "NetworkPolicy" {
+			if np != nil {
+				t.Fatalf("two NetworkPolicies: only web has network")
+			}
+			np = o
+		}
+	}
+	if np == nil || np.Name != "web" {
+		t.Fatalf("no NetworkPolicy web in %d objects", len(out))
+	}
+	for field, want := range map[string]string{
+		"spec.podSelector.matchLabels[\"app.kubernetes.io/name\"]": "web",
+		"spec.policyTypes[1]": "Egress",
+		"spec.ingress[0].from[0].podSelector.matchLabels[\"app.kubernetes.io/name\"]":            "api",
+		"spec.ingress[0].from[1].namespaceSelector.matchLabels[\"kubernetes.io/metadata.name\"]": "gateways",
+		"spec.ingress[0].ports[0].port":                                            "8080",
+		"spec.egress[0].to[0].podSelector.matchLabels.k8s-app":                     "kube-dns",
+		"spec.egress[0].ports[0].protocol":                                         "UDP",
+		"spec.egress[1].to[0].podSelector.matchLabels[\"app.kubernetes.io/name\"]": "api",
+		"spec.egress[1].ports[0].port":                                             "9090",
+		"spec.egress[2].to[0].podSelector.matchLabels[\"app.kubernetes.io/name\"]": "web",
+		"spec.egress[3].to[0].ipBlock.cidr":                                        "10.20.0.0/16",
+		"spec.egress[3].ports[0].port":                                             "5432",
+	} {
+		if got := value(np, field); got != want {
+			t.Errorf("%s = %q, want %q", field, got, want)
+		}
+	}
+	if n := np.Lookup("spec.egress"); n == nil || len(n.Content) != 4 {
+		t.Errorf("egress: want DNS, api, web and the CIDR")
+	}
 }

@@ -82,6 +82,27 @@ type Gateway struct {
 	Listener  string `json:"listener"`
 }
 
+// Network is a service's NetworkPolicy: who may come in, where it may go.
+type Network struct {
+	AllowFrom []*Peer   `json:"allowFrom"`
+	Egress    []*Egress `json:"egress"`
+}
+
+// Peer is a service or job of the spec, or the namespaces with labels.
+type Peer struct {
+	Service    string            `json:"service"`
+	Job        string            `json:"job"`
+	Namespaces map[string]string `json:"namespaces"`
+}
+
+// Egress is an IP block or the namespaces with labels, on ports.
+type Egress struct {
+	CIDR       string            `json:"cidr"`
+	Except     []string          `json:"except"`
+	Namespaces map[string]string `json:"namespaces"`
+	Ports      []int             `json:"ports"`
+}
+
 // Route sends outside traffic for a host and path prefixes to a service port.
 type Route struct {
 	Host  string    `json:"host"`
@@ -240,6 +261,7 @@ type Service struct {
 	Security   *PodSecurity      `json:"security"`
 	Pod        *Pod              `json:"pod"`
 	Routes     map[string]*Route `json:"routes"`
+	Network    *Network          `json:"network"`
 	Autoscale  *Autoscale        `json:"autoscale"`
 	Disruption *Disruption       `json:"disruption"`
 }

@@ -122,6 +122,7 @@ func validate(spec *manifest.Object, a *App) (errs, warns []error) {
 	for _, name := range sortedKeys(s.Services) {
 		c.service(a, name, s.Services[name])
 		c.routes(a, name, s.Services[name], routeNames)
+		c.network(a, name, s.Services[name])
 	}
 	for _, name := range sortedKeys(s.Jobs) {
 		c.job(a, name, s.Jobs[name])
