@@ -282,6 +282,10 @@ var badSpecs = []struct {
 	{"egress bad cidr", svcSpec("      network: {egress: [{cidr: 10.0.0.0/33}]}\n"), 7, `cidr "10.0.0.0/33" is not an IP block`},
 	{"egress except outside", svcSpec("      network: {egress: [{cidr: 10.0.0.0/16, except: [10.1.0.0/24]}]}\n"), 7, "except 10.1.0.0/24 is not a smaller block inside cidr 10.0.0.0/16"},
 	{"egress bad port", svcSpec("      network: {egress: [{cidr: 0.0.0.0/0, ports: [0]}]}\n"), 7, "ports[0]"},
+	{"gpus in training resources", trainSpec("foo", "      resources: {gpus: 2}\n"), 8, `unknown field "gpus" in spec.training.foo.resources; allowed: cpu, gpuResource, memory`},
+	{"gpu resource without vendor", svcSpec("") + "          resources: {gpus: 1, gpuResource: gpu}\n", 10, `gpuResource: invalid value "gpu"; want a vendor's resource name, e.g. nvidia.com/gpu`},
+	{"shm in milli units", svcSpec("      shm: 1m\n"), 7, "1m is 1 thousandths of a byte"},
+	{"gpu pool toleration", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  target: {gpuPool: {tolerations: [{key: gpu, operator: Exists, value: x}]}}\n", 1), 5, "operator Exists matches any value"},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 
@@ -781,5 +785,60 @@ spec:
 	}
 	if n := np.Lookup("spec.egress"); n == nil || len(n.Content) != 4 {
 		t.Errorf("egress: want DNS, api, web and the CIDR")
+	}
+}
+
+// TestGPUPool: target.gpuPool's scheduling goes on the pods that request
+// GPUs only, before the pod's own (whose nodeSelector keys win).
+func TestGPUPool(t *testing.T) {
+	src := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: a, namespace: a}
+spec:
+  target:
+    gpuPool:
+      nodeSelector: {pool: gpu, zone: a}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  services:
+    model:
+      shm: 2Gi
+      pod: {nodeSelector: {zone: b}, tolerations: [{key: spot, operator: Exists}]}
+      containers: [{name: server, image: vllm, resources: {gpus: 2, gpuResource: amd.com/gpu}}]
+    web:
+      containers: [{name: app, image: nginx}]
+`
+	objs, errs := manifest.Parse("gpu.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out, err := Compile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := map[string]*manifest.Object{}
+	for _, o := range out {
+		if o.Kind == "Deployment" {
+			deps[o.Name] = o
+		}
+	}
+	pod := "spec.template.spec."
+	for field, want := range map[string]string{
+		"nodeSelector.pool":                             "gpu",
+		"nodeSelector.zone":                             "b",
+		"tolerations[0].key":                            "nvidia.com/gpu",
+		"tolerations[1].key":                            "spot",
+		`containers[0].resources.limits["amd.com/gpu"]`: "2",
+		"volumes[0].name":                               "shm",
+		"volumes[0].emptyDir.medium":                    "Memory",
+		"volumes[0].emptyDir.sizeLimit":                 "2Gi",
+	} {
+		if got := value(deps["model"], pod+field); got != want {
+			t.Errorf("model %s = %q, want %q", field, got, want)
+		}
+	}
+	for _, field := range []string{"nodeSelector", "tolerations"} {
+		if deps["web"].Lookup(pod+field) != nil {
+			t.Errorf("web requests no GPUs and got the pool's %s", field)
+		}
 	}
 }

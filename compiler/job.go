@@ -27,6 +27,7 @@ func (e *emitter) jobPod(name string, j *Job, hash bool) podSource {
 		pod:           j.Pod,
 		spread:        e.selector(name),
 		restartPolicy: "Never",
+		shm:           j.SHM,
 	}
 	if hash {
 		ps.configs = configsRead(j.Init, j.Sidecars, j.Containers)

@@ -357,6 +357,8 @@ func formatHint(path []string) string {
 		return "an absolute URL path, e.g. /healthz"
 	case "host":
 		return "a hostname in lowercase, e.g. shop.example.com or *.example.com"
+	case "gpuResource":
+		return "a vendor's resource name, e.g. nvidia.com/gpu or amd.com/gpu"
 	case "prefix":
 		return "the start of an env name: letters, digits, '_', '-' and '.', not starting with a digit, e.g. DB_"
 	case "minAvailable", "maxUnavailable":

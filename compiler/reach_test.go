@@ -59,6 +59,7 @@ type list = []any
 // each place.
 func reachChanges() []change {
 	route := edit{"spec.services.web.routes.public", obj{"host": "shop.example.com"}}
+	gpu := edit{"spec.services.web.containers[0].resources", obj{"gpus": 1}}
 	cs := []change{
 		ch("metadata.name", nil, "store"),
 		ch("metadata.namespace", nil, "store"),
@@ -118,6 +119,15 @@ func reachChanges() []change {
 		ch("spec.training.ranker.roles.ps.resources.cpu", "1", "2"),
 		ch("spec.training.ranker.roles.ps.resources.memory", "1Gi", "2Gi"),
 		ch("spec.training.pretrain.shm", "1Gi", "2Gi"),
+		ch("spec.training.pretrain.resources.gpuResource", "amd.com/gpu", "nvidia.com/gpu", edit{"spec.training.pretrain.gpusPerNode", 1}),
+		ch("spec.services.web.shm", "1Gi", "2Gi"),
+		ch("spec.jobs.nightly.shm", "1Gi", "2Gi"),
+		ch("spec.target.gpuPool.nodeSelector.pool", "a", "b", gpu),
+		ch("spec.target.gpuPool.tolerations[0].key", "a", "b", gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Exists"}}}),
+		ch("spec.target.gpuPool.tolerations[0].operator", "Equal", "Exists", gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Equal", "value": "a"}}}, edit{"spec.target.gpuPool.tolerations[0].value", remove}),
+		ch("spec.target.gpuPool.tolerations[0].value", "a", "b", gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Equal", "value": "a"}}}),
+		ch("spec.target.gpuPool.tolerations[0].effect", "NoSchedule", "NoExecute", gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Exists"}}}),
+		ch("spec.target.gpuPool.tolerations[0].tolerationSeconds", 1, 2, gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Exists", "effect": "NoExecute"}}}),
 		ch("spec.training.pretrain.restartStrategy", "Recreate", "BlockingRecreate"),
 		ch("spec.training.pretrain.onPreemption", "restart", "count"),
 		ch("spec.training.pretrain.ttlAfterFinished", "1h", "2h"),
@@ -176,6 +186,8 @@ func runChanges(at string) []change {
 func initChanges(at string) []change {
 	return append(runChanges(at),
 		ch(at+".name", "a", "b"),
+		ch(at+".resources.gpus", 1, 2),
+		ch(at+".resources.gpuResource", "amd.com/gpu", "nvidia.com/gpu", edit{at + ".resources.gpus", 1}),
 		ch(at+".security.runAsUser", 1000, 1001),
 		ch(at+".security.runAsGroup", 1000, 1001),
 		ch(at+".security.readOnlyRootFilesystem", true, false),

@@ -18,6 +18,7 @@ func (e *emitter) deployment(name string, s *Service) *yaml.Node {
 		// JobSet webhook refuses changes to a running one's templates.
 		configs: configsRead(s.Init, s.Sidecars, s.Containers),
 	}
+	ps.shm = s.SHM
 	ps.containers = indexed(path, "containers", s.Containers, false)
 	// Service ports become container ports of the first container, unless a
 	// container (or sidecar) declares a port of that name itself.

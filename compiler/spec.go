@@ -73,6 +73,13 @@ type Target struct {
 	Ingress      string   `json:"ingress"`
 	Gateway      *Gateway `json:"gateway"`
 	IngressClass string   `json:"ingressClass"`
+	GPUPool      *GPUPool `json:"gpuPool"`
+}
+
+// GPUPool is the scheduling every pod that requests GPUs gets.
+type GPUPool struct {
+	NodeSelector map[string]string `json:"nodeSelector"`
+	Tolerations  []*Toleration     `json:"tolerations"`
 }
 
 // Gateway is the Gateway HTTPRoutes attach to.
@@ -262,6 +269,7 @@ type Service struct {
 	Pod        *Pod              `json:"pod"`
 	Routes     map[string]*Route `json:"routes"`
 	Network    *Network          `json:"network"`
+	SHM        *Quantity         `json:"shm"`
 	Autoscale  *Autoscale        `json:"autoscale"`
 	Disruption *Disruption       `json:"disruption"`
 }
@@ -278,6 +286,7 @@ type Job struct {
 	Containers       []*Container `json:"containers"`
 	Security         *PodSecurity `json:"security"`
 	Pod              *Pod         `json:"pod"`
+	SHM              *Quantity    `json:"shm"`
 }
 
 // Autoscale compiles to a HorizontalPodAutoscaler.
@@ -464,11 +473,13 @@ type ContainerSecurity struct {
 	AddCapabilities          []string `json:"addCapabilities"`
 }
 
-// Resources are a container's CPU and memory: cpu becomes a request, memory
-// a request and an equal limit.
+// Resources are a container's CPU, memory and GPUs: cpu becomes a request,
+// memory and gpus a request and an equal limit.
 type Resources struct {
-	CPU    Quantity `json:"cpu"`
-	Memory Quantity `json:"memory"`
+	CPU         Quantity `json:"cpu"`
+	Memory      Quantity `json:"memory"`
+	GPUs        int      `json:"gpus"`
+	GPUResource string   `json:"gpuResource"`
 }
 
 // Quantity is a Kubernetes quantity written as a number or a string.

@@ -118,6 +118,10 @@ func validate(spec *manifest.Object, a *App) (errs, warns []error) {
 		c.volume(name, s.Volumes[name])
 	}
 	c.routeTarget(a)
+	if pool := s.Target.GPUPool; pool != nil {
+		c.labels("spec.target.gpuPool.nodeSelector", pool.NodeSelector)
+		c.tolerations("spec.target.gpuPool.tolerations", pool.Tolerations)
+	}
 	routeNames := map[string]string{}
 	for _, name := range sortedKeys(s.Services) {
 		c.service(a, name, s.Services[name])
@@ -191,7 +195,7 @@ func (c *checker) volume(name string, v *Volume) {
 		c.errorf(path, "volume %q must be exactly one of scratch (an emptyDir per pod), shared (a PVC kiln creates) or claim (an existing PVC); it sets %d", name, n)
 	}
 	if name == tmpVolume || name == shmVolume {
-		c.errorf(path, "volume name %q is reserved: kiln mounts a writable emptyDir named %q (at /tmp in every container, and a memory-backed one at /dev/shm in training pods); pick another name", name, name)
+		c.errorf(path, "volume name %q is reserved: kiln mounts a writable emptyDir named %q (at /tmp in every container, and a memory-backed one at /dev/shm in pods with shm); pick another name", name, name)
 	}
 	if strings.HasPrefix(name, "config-") || strings.HasPrefix(name, "secret-") {
 		c.errorf(path, "volume names starting with config- or secret- are reserved for the config and Secret volumes kiln adds for files:; pick another name")
@@ -252,6 +256,9 @@ func (c *checker) service(a *App, name string, s *Service) {
 	}
 	c.pod(a, path, cs, s.Pod)
 	c.scaling(path, s, cs)
+	if s.SHM != nil {
+		c.quantity(path+".shm", *s.SHM, true)
+	}
 	if _, clash := a.Spec.Training[name]; clash {
 		c.errorf(path, "service %q has the name of training job %q, whose JobSet gets a headless Service of that name; rename one", name, name)
 	}
@@ -280,6 +287,9 @@ func (c *checker) job(a *App, name string, j *Job) {
 		c.sidecarGate(a, path+".sidecars")
 	}
 	c.pod(a, path, podContainers(path, j.Init, j.Sidecars, j.Containers), j.Pod)
+	if j.SHM != nil {
+		c.quantity(path+".shm", *j.SHM, true)
+	}
 	if _, clash := a.Spec.Services[name]; clash {
 		c.errorf(path, "job %q has the name of service %q: the service's selector (app.kubernetes.io/name: %s) would match the job's pods, and its Service would send them traffic; rename one", name, name, name)
 	}
@@ -448,18 +458,7 @@ func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 		if _, ok := pod.Annotations[ConfigHashAnnotation]; ok {
 			c.errorf(sub(pp+".annotations", ConfigHashAnnotation), "annotation %s is set by kiln (a hash of the configs the pods read); remove it", ConfigHashAnnotation)
 		}
-		for i, t := range pod.Tolerations {
-			tp := fmt.Sprintf("%s.tolerations[%d]", pp, i)
-			if t.Operator == "Exists" && t.Value != "" {
-				c.errorf(tp+".value", "a toleration with operator Exists matches any value; remove value, or use operator Equal")
-			}
-			if t.Key == "" && t.Operator != "Exists" {
-				c.errorf(tp, "a toleration without key must have operator: Exists (it then tolerates every taint)")
-			}
-			if t.TolerationSeconds != nil && t.Effect != "NoExecute" {
-				c.errorf(tp+".tolerationSeconds", "tolerationSeconds applies only to effect NoExecute")
-			}
-		}
+		c.tolerations(pp+".tolerations", pod.Tolerations)
 		if len(pod.Affinity) > 0 {
 			d := json.NewDecoder(bytes.NewReader(pod.Affinity))
 			d.DisallowUnknownFields()
@@ -467,6 +466,22 @@ func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 			if err := d.Decode(&aff); err != nil {
 				c.errorf(pp+".affinity", "affinity is not a Kubernetes Affinity: %s", strings.TrimPrefix(err.Error(), "json: "))
 			}
+		}
+	}
+}
+
+// tolerations checks tolerations as the API server does.
+func (c *checker) tolerations(path string, ts []*Toleration) {
+	for i, t := range ts {
+		tp := fmt.Sprintf("%s[%d]", path, i)
+		if t.Operator == "Exists" && t.Value != "" {
+			c.errorf(tp+".value", "a toleration with operator Exists matches any value; remove value, or use operator Equal")
+		}
+		if t.Key == "" && t.Operator != "Exists" {
+			c.errorf(tp, "a toleration without key must have operator: Exists (it then tolerates every taint)")
+		}
+		if t.TolerationSeconds != nil && t.Effect != "NoExecute" {
+			c.errorf(tp+".tolerationSeconds", "tolerationSeconds applies only to effect NoExecute")
 		}
 	}
 }
