@@ -17,7 +17,7 @@ import (
 
 // exampleNames are the compiler's examples: examples/<name>/app.yaml with
 // the compiled output checked in under examples/<name>/out.
-var exampleNames = []string{"mesh", "psa-migration", "pytorch", "tensorflow", "web"}
+var exampleNames = []string{"mesh", "model-server", "psa-migration", "pytorch", "storefront", "tensorflow", "web"}
 
 // examples lists the example specs.
 func examples(t testing.TB) []string {
