@@ -18,7 +18,8 @@ const (
 
 // Compile validates an App spec (as read by manifest.Parse) and returns the
 // objects it compiles to, in the order of docs/design.md §3: the Namespace,
-// PVCs, ConfigMaps, Services, Deployments, JobSets, each kind by name.
+// PVCs, ConfigMaps, Services, Deployments, HorizontalPodAutoscalers,
+// PodDisruptionBudgets, NetworkPolicies, HTTPRoutes or Ingresses, Jobs, CronJobs, JobSets, each kind by name.
 // Errors are *manifest.Error values naming the spec's file, line and column
 // (several are joined with errors.Join). The same spec always gives the
 // same objects.
@@ -48,6 +49,27 @@ func CompileWarn(spec *manifest.Object) ([]*manifest.Object, []error, error) {
 	}
 	for _, name := range services {
 		nodes = append(nodes, e.deployment(name, a.Spec.Services[name]))
+	}
+	for _, emit := range []func(string, *Service) *yaml.Node{e.autoscaler, e.disruptionBudget, e.networkPolicy} {
+		for _, name := range services {
+			if n := emit(name, a.Spec.Services[name]); n != nil {
+				nodes = append(nodes, n)
+			}
+		}
+	}
+	for _, name := range services { // all HTTPRoutes or all Ingresses (target.ingress)
+		nodes = append(nodes, e.routes(name, a.Spec.Services[name])...)
+	}
+	jobs := sortedKeys(a.Spec.Jobs)
+	for _, name := range jobs {
+		if j := a.Spec.Jobs[name]; j.Schedule == "" {
+			nodes = append(nodes, e.job(name, j))
+		}
+	}
+	for _, name := range jobs {
+		if j := a.Spec.Jobs[name]; j.Schedule != "" {
+			nodes = append(nodes, e.cronJob(name, j))
+		}
 	}
 	for _, name := range sortedKeys(a.Spec.Training) {
 		nodes = append(nodes, e.jobSet(name, a.Spec.Training[name]))

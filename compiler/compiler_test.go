@@ -17,7 +17,7 @@ import (
 
 // exampleNames are the compiler's examples: examples/<name>/app.yaml with
 // the compiled output checked in under examples/<name>/out.
-var exampleNames = []string{"mesh", "psa-migration", "pytorch", "tensorflow", "web"}
+var exampleNames = []string{"mesh", "model-server", "psa-migration", "pytorch", "storefront", "tensorflow", "web"}
 
 // examples lists the example specs.
 func examples(t testing.TB) []string {
@@ -211,7 +211,7 @@ var badSpecs = []struct {
 	msg        string
 }{
 	{"unknown field", svcSpec("      replicas: 2\n      replica: 3\n"), 8, `unknown field "replica"`},
-	{"unknown top-level field", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  service: {}\n", 1), 5, `unknown field "service" in spec; did you mean "services"?; allowed: configs, namespace, services, target, training, volumes`},
+	{"unknown top-level field", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  service: {}\n", 1), 5, `unknown field "service" in spec; did you mean "services"?; allowed: configs, jobs, namespace, services, target, training, volumes`},
 	{"wrong type", svcSpec("      replicas: three\n"), 7, "spec.services.web.replicas must be a whole number"},
 	{"unknown volume in mounts", svcSpec("") + "          mounts: {cache: /cache}\n", 10, `mounts names volume "cache", which spec.volumes does not declare`},
 	{"nodes: 0", trainSpec("foo", "      nodes: 0\n"), 8, "spec.training.foo.nodes: invalid value 0 (out of bound >=1)"},
@@ -247,11 +247,59 @@ var badSpecs = []struct {
 	{"toleration Exists with value", svcSpec("      pod: {tolerations: [{key: gpu, operator: Exists, value: x}]}\n"), 7, "operator Exists matches any value"},
 	{"elastic tensorflow", strings.Replace(trainSpec("foo", "      nodes: \"2:4\"\n"), "pytorch", "tensorflow", 1), 8, "MIN:MAX (elastic training) is for framework pytorch"},
 	{"config hash annotation", svcSpec("      pod: {annotations: {kiln.dev/config-hash: x}}\n"), 7, "annotation kiln.dev/config-hash is set by kiln"},
+	{"replicas and autoscale", svcSpec("      replicas: 3\n      autoscale: {max: 5, cpu: 70}\n") + "          resources: {cpu: 100m}\n", 7, "replicas and autoscale are both set: the HorizontalPodAutoscaler owns the replica count"},
+	{"autoscale without target", svcSpec("      autoscale: {max: 5}\n"), 7, "autoscale needs a target: cpu or memory"},
+	{"autoscale min above max", svcSpec("      autoscale: {min: 6, max: 5, cpu: 70}\n") + "          resources: {cpu: 100m}\n", 7, "autoscale.min 6 is above autoscale.max 5"},
+	{"autoscale cpu without request", svcSpec("      autoscale: {max: 5, cpu: 70}\n"), 7, `autoscale.cpu is a percent of the cpu request, and container "app" requests none`},
+	{"PDB never allows an eviction", svcSpec("      replicas: 2\n      disruption: {minAvailable: 2}\n"), 8, "disruption.minAvailable 2 never allows an eviction: replicas is 2, so every pod must stay up"},
+	{"PDB of 100%", svcSpec("      disruption: {minAvailable: \"100%\"}\n"), 7, "keep minAvailable below the replica count (at most 0)"},
+	{"PDB maxUnavailable 0", svcSpec("      replicas: 2\n      disruption: {maxUnavailable: 0}\n"), 8, "disruption.maxUnavailable 0 never allows an eviction"},
+	{"PDB with both", svcSpec("      disruption: {minAvailable: 1, maxUnavailable: 1}\n"), 7, "exactly one of minAvailable or maxUnavailable"},
+	{"PDB percent typo", svcSpec("      disruption: {minAvailable: 50 %}\n"), 7, `spec.services.web.disruption.minAvailable: invalid value "50 %"; want a whole number or a percentage such as "25%"`},
+	{"envFrom with both", svcSpec("") + "          envFrom: [{config: a, secret: b}]\n", 10, "envFrom needs exactly one of config or secret"},
+	{"envFrom unknown config", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  configs: {app: {data: {LEVEL: info}}}\n", 1) + "          envFrom: [{config: ap}]\n", 11, `config "ap" is not in spec.configs; did you mean "app"?`},
+	{"envFrom key not an env name", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  configs: {app: {data: {1st: x}}}\n", 1) + "          envFrom: [{config: app}]\n", 11, `key "1st" does not make an env variable name`},
+	{"envFrom bad prefix", svcSpec("") + "          envFrom: [{secret: db, prefix: \"DB PASS\"}]\n", 10, `envFrom[0].prefix: invalid value "DB PASS"; want the start of an env name`},
+	{"job with a service's name", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  jobs: {web: {schedule: \"@daily\", containers: [{name: a, image: b}]}}\n", 1), 5, `job "web" has the name of service "web"`},
+	{"bad cron schedule", jobSpec("nightly", "      schedule: \"0 3 * *\"\n"), 7, `schedule "0 3 * *" is not a cron schedule (expected exactly 5 fields, found 4: [0 3 * *]); write five fields`},
+	{"cron with TZ", jobSpec("nightly", "      schedule: \"CRON_TZ=UTC 0 3 * * *\"\n"), 7, "set timeZone instead"},
+	{"bad time zone", jobSpec("nightly", "      schedule: \"@daily\"\n      timeZone: Europe/Berln\n"), 8, `timeZone "Europe/Berln" is not an IANA time zone name`},
+	{"concurrency without schedule", jobSpec("once", "      concurrency: Replace\n"), 7, `concurrency is for a scheduled job, and job "once" has no schedule`},
+	{"concurrency typo", jobSpec("once", "      concurrency: forbid\n"), 7, "concurrency must be one of Forbid, Allow, Replace (did you mean Forbid?)"},
+	{"long CronJob name", jobSpec(strings.Repeat("n", 53), "      schedule: \"@daily\"\n"), 6, "may have at most 52 characters"},
+	{"route without ports", svcSpec("      routes: {public: {host: shop.example.com}}\n"), 7, `service "web" declares no ports`},
+	{"route without a gateway", svcSpec("      ports: {http: 8080}\n      routes: {public: {host: shop.example.com}}\n"), 8, "name it in target.gateway"},
+	{"route port unknown", routeSpec("{host: shop.example.com, port: admin}"), 10, `port "admin" is not a port of service "web"; its ports: http`},
+	{"route tls with a gateway", routeSpec("{host: shop.example.com, tls: {secret: shop-tls}}"), 10, "with a Gateway, TLS is the Gateway listener's certificate"},
+	{"route path with //", routeSpec("{host: shop.example.com, paths: [/api//v1]}"), 10, `path "/api//v1" contains "//"`},
+	{"route host an IP", routeSpec("{host: 10.0.0.1}"), 10, "host 10.0.0.1 is an IP address"},
+	{"route host uppercase", routeSpec("{host: Shop.example.com}"), 10, `host: invalid value "Shop.example.com"; want a hostname`},
+	{"route path relative", routeSpec("{host: shop.example.com, paths: [api]}"), 10, `invalid value "api"; want an absolute URL path`},
+	{"route name clash", "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n  target: {gateway: {name: public}}\n  services:\n    a:\n      ports: {http: 80}\n      routes: {b-c: {host: a.example.com}}\n      containers: [{name: app, image: nginx}]\n    a-b:\n      ports: {http: 80}\n      routes: {c: {host: b.example.com}}\n      containers: [{name: app, image: nginx}]\n", 13, `route "c" of service "a-b" compiles to an object named "a-b-c", as spec.services.a.routes.b-c does`},
+	{"allowFrom an unknown service", svcSpec("      ports: {http: 80}\n      network: {allowFrom: [{service: wbe}]}\n"), 8, `service "wbe" is not in spec.services; did you mean "web"?`},
+	{"allowFrom without ports", svcSpec("      network: {allowFrom: [{service: web}]}\n"), 7, `allowFrom lets peers reach the service's ports, and service "web" declares none`},
+	{"peer with two kinds", svcSpec("      ports: {http: 80}\n      network: {allowFrom: [{service: web, namespaces: {team: a}}]}\n"), 8, "a peer is exactly one of"},
+	{"egress bad cidr", svcSpec("      network: {egress: [{cidr: 10.0.0.0/33}]}\n"), 7, `cidr "10.0.0.0/33" is not an IP block`},
+	{"egress except outside", svcSpec("      network: {egress: [{cidr: 10.0.0.0/16, except: [10.1.0.0/24]}]}\n"), 7, "except 10.1.0.0/24 is not a smaller block inside cidr 10.0.0.0/16"},
+	{"egress bad port", svcSpec("      network: {egress: [{cidr: 0.0.0.0/0, ports: [0]}]}\n"), 7, "ports[0]"},
+	{"gpus in training resources", trainSpec("foo", "      resources: {gpus: 2}\n"), 8, `unknown field "gpus" in spec.training.foo.resources; allowed: cpu, gpuResource, memory`},
+	{"gpu resource without vendor", svcSpec("") + "          resources: {gpus: 1, gpuResource: gpu}\n", 10, `gpuResource: invalid value "gpu"; want a vendor's resource name, e.g. nvidia.com/gpu`},
+	{"shm in milli units", svcSpec("      shm: 1m\n"), 7, "1m is 1 thousandths of a byte"},
+	{"gpu pool toleration", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  target: {gpuPool: {tolerations: [{key: gpu, operator: Exists, value: x}]}}\n", 1), 5, "operator Exists matches any value"},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 
 func svcSpec(extra string) string {
 	return "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n  services:\n    web:\n" + extra +
+		"      containers:\n        - name: app\n          image: nginx\n"
+}
+
+func routeSpec(route string) string {
+	return strings.Replace(svcSpec("      ports: {http: 8080}\n      routes:\n        public: "+route+"\n"), "spec:\n", "spec:\n  target: {gateway: {name: public, namespace: gateways}}\n", 1)
+}
+
+func jobSpec(name, extra string) string {
+	return "apiVersion: kiln.dev/v1alpha1\nkind: App\nmetadata: {name: a, namespace: a}\nspec:\n  jobs:\n    " + name + ":\n" + extra +
 		"      containers:\n        - name: app\n          image: nginx\n"
 }
 
@@ -601,5 +649,196 @@ spec:
 	dataEdit := build("admin: {}\n", "debug")
 	if dataEdit["Deployment/env"] == base["Deployment/env"] || dataEdit["Deployment/file"] != base["Deployment/file"] {
 		t.Errorf("after editing configs.app.data: %v, before %v; want only Deployment/env to change", dataEdit, base)
+	}
+}
+
+// TestJobs: a job's sidecars are native sidecars (initContainers with
+// restartPolicy Always in a pod of restartPolicy Never), which the kubelet
+// stops once the containers end, so the Job completes; a scheduled job's
+// runs read the configs' current content (config hash in the CronJob's
+// template), a one-off Job's immutable template has no hash.
+func TestJobs(t *testing.T) {
+	src := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: a, namespace: a}
+spec:
+  configs: {report: {data: {LEVEL: info}}}
+  jobs:
+    nightly:
+      schedule: "0 3 * * *"
+      timeZone: Europe/Berlin
+      ttlAfterFinished: 1h
+      sidecars: [{name: proxy, image: proxy}]
+      containers: [{name: report, image: report, envFrom: [{config: report}]}]
+    migrate:
+      backoff: 2
+      ttlAfterFinished: 10m
+      sidecars: [{name: proxy, image: proxy}]
+      containers: [{name: migrate, image: migrate, envFrom: [{config: report}]}]
+`
+	objs, errs := manifest.Parse("jobs.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out, err := Compile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]*manifest.Object{}
+	for _, o := range out {
+		kinds[o.Kind] = o
+	}
+	job, cron := kinds["Job"], kinds["CronJob"]
+	if job == nil || cron == nil || job.Name != "migrate" || cron.Name != "nightly" {
+		t.Fatalf("want Job migrate and CronJob nightly, got %v", kinds)
+	}
+	for _, tt := range []struct {
+		o        *manifest.Object
+		pod      string
+		wantHash bool
+	}{{job, "spec.template", false}, {cron, "spec.jobTemplate.spec.template", true}} {
+		if got := value(tt.o, tt.pod+".spec.restartPolicy"); got != "Never" {
+			t.Errorf("%s: restartPolicy %q, want Never", tt.o.Kind, got)
+		}
+		if got := value(tt.o, tt.pod+".spec.initContainers[0].restartPolicy"); got != "Always" {
+			t.Errorf("%s: the sidecar's restartPolicy %q, want Always (a native sidecar)", tt.o.Kind, got)
+		}
+		if hash := tt.o.Lookup(tt.pod + ".metadata.annotations"); (hash != nil) != tt.wantHash {
+			t.Errorf("%s: config hash annotation present %v, want %v", tt.o.Kind, hash != nil, tt.wantHash)
+		}
+	}
+	for field, want := range map[string]string{"spec.backoffLimit": "2", "spec.ttlSecondsAfterFinished": "600"} {
+		if got := value(job, field); got != want {
+			t.Errorf("Job %s = %q, want %s", field, got, want)
+		}
+	}
+	for field, want := range map[string]string{"spec.schedule": "0 3 * * *", "spec.timeZone": "Europe/Berlin", "spec.concurrencyPolicy": "Forbid", "spec.jobTemplate.spec.ttlSecondsAfterFinished": "3600"} {
+		if got := value(cron, field); got != want {
+			t.Errorf("CronJob %s = %q, want %s", field, got, want)
+		}
+	}
+}
+
+func value(o *manifest.Object, field string) string {
+	if n := o.Lookup(field); n != nil {
+		return n.Value
+	}
+	return ""
+}
+
+// TestNetworkPolicy: a service with network gets a policy of both types
+// over its own pods that lets in only its peers, on its ports, and lets
+// out DNS, the spec's services on their ports and the egress given.
+func TestNetworkPolicy(t *testing.T) {
+	src := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: a, namespace: a}
+spec:
+  services:
+    web:
+      ports: {http: 8080}
+      network:
+        allowFrom: [{service: api}, {namespaces: {kubernetes.io/metadata.name: gateways}}]
+        egress: [{cidr: 10.20.0.0/16, ports: [5432]}]
+      containers: [{name: app, image: nginx}]
+    api:
+      ports: {grpc: 9090}
+      containers: [{name: app, image: api}]
+`
+	objs, errs := manifest.Parse("net.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out, err := Compile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var np *manifest.Object
+	for _, o := range out {
+		if o.Kind == "NetworkPolicy" {
+			if np != nil {
+				t.Fatalf("two NetworkPolicies: only web has network")
+			}
+			np = o
+		}
+	}
+	if np == nil || np.Name != "web" {
+		t.Fatalf("no NetworkPolicy web in %d objects", len(out))
+	}
+	for field, want := range map[string]string{
+		"spec.podSelector.matchLabels[\"app.kubernetes.io/name\"]": "web",
+		"spec.policyTypes[1]": "Egress",
+		"spec.ingress[0].from[0].podSelector.matchLabels[\"app.kubernetes.io/name\"]":            "api",
+		"spec.ingress[0].from[1].namespaceSelector.matchLabels[\"kubernetes.io/metadata.name\"]": "gateways",
+		"spec.ingress[0].ports[0].port":                                            "8080",
+		"spec.egress[0].to[0].podSelector.matchLabels.k8s-app":                     "kube-dns",
+		"spec.egress[0].ports[0].protocol":                                         "UDP",
+		"spec.egress[1].to[0].podSelector.matchLabels[\"app.kubernetes.io/name\"]": "api",
+		"spec.egress[1].ports[0].port":                                             "9090",
+		"spec.egress[2].to[0].podSelector.matchLabels[\"app.kubernetes.io/name\"]": "web",
+		"spec.egress[3].to[0].ipBlock.cidr":                                        "10.20.0.0/16",
+		"spec.egress[3].ports[0].port":                                             "5432",
+	} {
+		if got := value(np, field); got != want {
+			t.Errorf("%s = %q, want %q", field, got, want)
+		}
+	}
+	if n := np.Lookup("spec.egress"); n == nil || len(n.Content) != 4 {
+		t.Errorf("egress: want DNS, api, web and the CIDR")
+	}
+}
+
+// TestGPUPool: target.gpuPool's scheduling goes on the pods that request
+// GPUs only, before the pod's own (whose nodeSelector keys win).
+func TestGPUPool(t *testing.T) {
+	src := `apiVersion: kiln.dev/v1alpha1
+kind: App
+metadata: {name: a, namespace: a}
+spec:
+  target:
+    gpuPool:
+      nodeSelector: {pool: gpu, zone: a}
+      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+  services:
+    model:
+      shm: 2Gi
+      pod: {nodeSelector: {zone: b}, tolerations: [{key: spot, operator: Exists}]}
+      containers: [{name: server, image: vllm, resources: {gpus: 2, gpuResource: amd.com/gpu}}]
+    web:
+      containers: [{name: app, image: nginx}]
+`
+	objs, errs := manifest.Parse("gpu.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	out, err := Compile(objs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := map[string]*manifest.Object{}
+	for _, o := range out {
+		if o.Kind == "Deployment" {
+			deps[o.Name] = o
+		}
+	}
+	pod := "spec.template.spec."
+	for field, want := range map[string]string{
+		"nodeSelector.pool":                             "gpu",
+		"nodeSelector.zone":                             "b",
+		"tolerations[0].key":                            "nvidia.com/gpu",
+		"tolerations[1].key":                            "spot",
+		`containers[0].resources.limits["amd.com/gpu"]`: "2",
+		"volumes[0].name":                               "shm",
+		"volumes[0].emptyDir.medium":                    "Memory",
+		"volumes[0].emptyDir.sizeLimit":                 "2Gi",
+	} {
+		if got := value(deps["model"], pod+field); got != want {
+			t.Errorf("model %s = %q, want %q", field, got, want)
+		}
+	}
+	for _, field := range []string{"nodeSelector", "tolerations"} {
+		if deps["web"].Lookup(pod+field) != nil {
+			t.Errorf("web requests no GPUs and got the pool's %s", field)
+		}
 	}
 }

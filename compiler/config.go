@@ -220,7 +220,7 @@ func (e *emitter) configHash(names []string) string {
 }
 
 // configsRead lists, by name, the configs the containers read: through env
-// ({config: …}) or files mounted from them.
+// ({config: …}), envFrom or files mounted from them.
 func configsRead(cs ...[]*Container) []string {
 	names := map[string]bool{}
 	for _, list := range cs {
@@ -231,6 +231,11 @@ func configsRead(cs ...[]*Container) []string {
 				}
 			}
 			for _, f := range c.Files {
+				if f.Config != "" {
+					names[f.Config] = true
+				}
+			}
+			for _, f := range c.EnvFrom {
 				if f.Config != "" {
 					names[f.Config] = true
 				}

@@ -63,7 +63,8 @@ func Unjoin(err error) []error {
 }
 
 // kindRank orders compiled objects across specs as docs/design.md §3 does within one.
-var kindRank = map[string]int{"Namespace": 0, "PersistentVolumeClaim": 1, "ConfigMap": 2, "Service": 3, "Deployment": 4, "JobSet": 5}
+var kindRank = map[string]int{"Namespace": 0, "PersistentVolumeClaim": 1, "ConfigMap": 2, "Service": 3, "Deployment": 4,
+	"HorizontalPodAutoscaler": 5, "PodDisruptionBudget": 6, "NetworkPolicy": 7, "HTTPRoute": 8, "Ingress": 9, "Job": 10, "CronJob": 11, "JobSet": 12}
 
 // OutputOrder sorts compiled objects for output, in place: by kind across
 // specs, then in spec order. Two specs compiling to the same object is an

@@ -332,6 +332,9 @@ func formatHint(path []string) string {
 	if len(path) > 1 && path[len(path)-2] == "mounts" {
 		return "an absolute path, e.g. /data"
 	}
+	if len(path) > 1 && path[len(path)-2] == "paths" {
+		return "an absolute URL path prefix, e.g. /api"
+	}
 	switch last {
 	case "image":
 		return "an image reference without spaces, e.g. ghcr.io/acme/app:1.2"
@@ -352,6 +355,14 @@ func formatHint(path []string) string {
 		return "a Kubernetes quantity such as 500m, 1Gi or 10Ti"
 	case "path":
 		return "an absolute URL path, e.g. /healthz"
+	case "host":
+		return "a hostname in lowercase, e.g. shop.example.com or *.example.com"
+	case "gpuResource":
+		return "a vendor's resource name, e.g. nvidia.com/gpu or amd.com/gpu"
+	case "prefix":
+		return "the start of an env name: letters, digits, '_', '-' and '.', not starting with a digit, e.g. DB_"
+	case "minAvailable", "maxUnavailable":
+		return `a whole number or a percentage such as "25%"`
 	}
 	return ""
 }

@@ -114,9 +114,27 @@ func (e *emitter) podTemplate(name string, ps podSource) *yaml.Node {
 		}
 		add(spec, field{"imagePullSecrets", seq(ip, items...)})
 	}
-	add(spec, field{"nodeSelector", stringMap(e.at(pp+".nodeSelector"), pod.NodeSelector)})
-	if len(pod.Tolerations) > 0 {
-		add(spec, field{"tolerations", e.tolerations(pp+".tolerations", pod.Tolerations)})
+	nodeSelector, nsAt := pod.NodeSelector, e.at(pp+".nodeSelector")
+	tolerations := e.tolerations(pp+".tolerations", pod.Tolerations)
+	if pool := e.app.Spec.Target.GPUPool; pool != nil && ps.requestsGPUs() {
+		// The pool's scheduling first; the pod's own nodeSelector keys win.
+		nodeSelector = map[string]string{}
+		for k, v := range pool.NodeSelector {
+			nodeSelector[k] = v
+		}
+		for k, v := range pod.NodeSelector {
+			nodeSelector[k] = v
+		}
+		if len(pod.NodeSelector) == 0 {
+			nsAt = e.at("spec.target.gpuPool.nodeSelector")
+		}
+		poolT := e.tolerations("spec.target.gpuPool.tolerations", pool.Tolerations)
+		poolT.Content = append(poolT.Content, tolerations.Content...)
+		tolerations = poolT
+	}
+	add(spec, field{"nodeSelector", stringMap(nsAt, nodeSelector)})
+	if len(tolerations.Content) > 0 {
+		add(spec, field{"tolerations", tolerations})
 	}
 	if len(pod.Affinity) > 0 {
 		add(spec, field{"affinity", fromJSON(e.at(pp+".affinity"), pod.Affinity)})
@@ -158,7 +176,19 @@ func (e *emitter) podTemplate(name string, ps podSource) *yaml.Node {
 	)
 }
 
-// tolerations emits the pod's tolerations in spec order.
+// requestsGPUs reports whether a container of the pod requests GPUs.
+func (ps podSource) requestsGPUs() bool {
+	for _, list := range [][]ctrSource{ps.init, ps.containers} {
+		for _, cs := range list {
+			if cs.gpus > 0 || (cs.c.Resources != nil && cs.c.Resources.GPUs > 0) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tolerations emits tolerations in spec order.
 func (e *emitter) tolerations(path string, ts []*Toleration) *yaml.Node {
 	out := seq(e.at(path))
 	for i, t := range ts {
@@ -265,6 +295,9 @@ func (e *emitter) container(cs ctrSource, vols *podVolumes, shm *Quantity) *yaml
 	if len(env) > 0 {
 		add(n, field{"env", seq(e.at(path+".env"), env...)})
 	}
+	if len(c.EnvFrom) > 0 {
+		add(n, field{"envFrom", e.envFrom(path+".envFrom", c.EnvFrom)})
+	}
 	ports := append([]portSource(nil), cs.ports...)
 	for _, k := range sortedKeys(c.Ports) {
 		ports = append(ports, portSource{k, c.Ports[k], e.at(sub(path+".ports", k))})
@@ -363,6 +396,27 @@ func (e *emitter) envEntry(path, name string, v EnvValue) *yaml.Node {
 	return mapping(ep, field{"name", str(ep, name)}, field{"value", str(ep, v.Value)})
 }
 
+// envFrom emits a container's envFrom in spec order: a configMapRef or a
+// secretRef each, with its prefix.
+func (e *emitter) envFrom(path string, refs []*EnvFrom) *yaml.Node {
+	out := seq(e.at(path))
+	for i, r := range refs {
+		rp := path + "[" + itoa(i) + "]"
+		at := e.at(rp)
+		n := mapping(at)
+		if r.Prefix != "" {
+			add(n, field{"prefix", str(e.at(rp+".prefix"), r.Prefix)})
+		}
+		if r.Config != "" {
+			add(n, field{"configMapRef", mapping(at, field{"name", str(e.at(rp+".config"), r.Config)})})
+		} else {
+			add(n, field{"secretRef", mapping(at, field{"name", str(e.at(rp+".secret"), r.Secret)})})
+		}
+		out.Content = append(out.Content, n)
+	}
+	return out
+}
+
 // refVolume is the pod volume name of a config or Secret: config-<name> or
 // secret-<name> (dots replaced), shortened with a hash when longer than a
 // DNS label allows, so that the same reference always gets the same name.
@@ -419,8 +473,9 @@ func jsonNode(p pos, v any) *yaml.Node {
 	return str(p, fmt.Sprint(v))
 }
 
-// resources: cpu is a request, memory a request and an equal limit, GPUs a
-// request and an equal limit.
+// resources: cpu is a request, memory a request and an equal limit, GPUs
+// (the spec's gpus, else the family's count) a request and an equal limit
+// of the vendor's resource (gpuResource, default nvidia.com/gpu).
 func (e *emitter) resources(path string, r *Resources, gpus int) *yaml.Node {
 	if r == nil {
 		r = &Resources{}
@@ -435,9 +490,17 @@ func (e *emitter) resources(path string, r *Resources, gpus int) *yaml.Node {
 		add(req, field{"memory", quantity(mp, r.Memory)})
 		add(lim, field{"memory", quantity(mp, r.Memory)})
 	}
+	gp := p
+	if r.GPUs > 0 {
+		gpus, gp = r.GPUs, e.at(path+".gpus")
+	}
 	if gpus > 0 {
-		add(req, field{GPUResource, num(p, gpus)})
-		add(lim, field{GPUResource, num(p, gpus)})
+		name := GPUResource
+		if r.GPUResource != "" {
+			name = r.GPUResource
+		}
+		add(req, field{name, num(gp, gpus)})
+		add(lim, field{name, num(gp, gpus)})
 	}
 	if len(req.Content) == 0 {
 		return nil

@@ -58,12 +58,14 @@ type list = []any
 // are the same definitions in several places; their changes are made for
 // each place.
 func reachChanges() []change {
+	route := edit{"spec.services.web.routes.public", obj{"host": "shop.example.com"}}
+	gpu := edit{"spec.services.web.containers[0].resources", obj{"gpus": 1}}
 	cs := []change{
 		ch("metadata.name", nil, "store"),
 		ch("metadata.namespace", nil, "store"),
 		ch("metadata.labels.team", "a", "b"),
 		ch("metadata.annotations.note", "a", "b"),
-		ch("spec.target.kubernetes", "1.26", "1.25", edit{"spec.services.web.sidecars", remove}, edit{"spec.training.pretrain.sidecars", remove}),
+		ch("spec.target.kubernetes", "1.26", "1.25", edit{"spec.services.web.sidecars", remove}, edit{"spec.jobs.nightly.sidecars", remove}, edit{"spec.training.pretrain.sidecars", remove}),
 		ch("spec.target.jobset", "v0.5", "v0.4"),
 		ch("spec.namespace.security.enforce", "baseline", "restricted"),
 		ch("spec.namespace.security.audit", "baseline", "restricted"),
@@ -81,6 +83,33 @@ func reachChanges() []change {
 		ch("spec.volumes.models.claim.readOnly", false, true),
 		ch("spec.services.web.replicas", 1, 2),
 		ch("spec.services.web.ports.http", 8080, 8081),
+		ch("spec.target.ingress", "gateway", "ingress", route),
+		ch("spec.target.gateway.name", "a", "b", route),
+		ch("spec.target.gateway.namespace", "a", "b", route),
+		ch("spec.target.gateway.listener", "a", "b", route),
+		ch("spec.target.ingressClass", "a", "b", route, edit{"spec.target.ingress", "ingress"}, edit{"spec.target.gateway", remove}),
+		ch("spec.services.web.routes.public.host", "a.example.com", "b.example.com", route),
+		ch("spec.services.web.routes.public.paths", list{"/a"}, list{"/b"}, route),
+		ch("spec.services.web.routes.public.port", "http", "admin", route, edit{"spec.services.web.ports.admin", 9000}),
+		ch("spec.services.web.routes.public.tls.secret", "a", "b", route, edit{"spec.target.ingress", "ingress"}, edit{"spec.target.gateway", remove}),
+		ch("spec.services.web.network.allowFrom[0].service", "web", "api", edit{"spec.services.api", obj{"containers": list{obj{"name": "a", "image": "x"}}}}),
+		ch("spec.services.web.network.allowFrom[0].job", "nightly", "weekly", edit{"spec.jobs.weekly", obj{"containers": list{obj{"name": "a", "image": "x"}}}}),
+		ch("spec.services.web.network.allowFrom[0].namespaces.team", "a", "b"),
+		ch("spec.services.web.network.egress[0].cidr", "10.0.0.0/8", "10.0.0.0/16"),
+		ch("spec.services.web.network.egress[0].except", list{"10.1.0.0/16"}, list{"10.2.0.0/16"}, edit{"spec.services.web.network.egress[0].cidr", "10.0.0.0/8"}),
+		ch("spec.services.web.network.egress[0].namespaces.team", "a", "b"),
+		ch("spec.services.web.network.egress[0].ports", list{443}, list{444}, edit{"spec.services.web.network.egress[0].cidr", "10.0.0.0/8"}),
+		ch("spec.services.web.autoscale.min", 1, 2, autoscaled()...),
+		ch("spec.services.web.autoscale.max", 5, 6, autoscaled()...),
+		ch("spec.services.web.autoscale.cpu", 50, 60, autoscaled()...),
+		ch("spec.services.web.autoscale.memory", nil, 60, autoscaled()...),
+		ch("spec.services.web.disruption.minAvailable", 1, "50%", edit{"spec.services.web.replicas", 3}),
+		ch("spec.services.web.disruption.maxUnavailable", 1, 2, edit{"spec.services.web.replicas", 3}),
+		ch("spec.jobs.nightly.schedule", "0 3 * * *", "@hourly"),
+		ch("spec.jobs.nightly.timeZone", "UTC", "Europe/Berlin"),
+		ch("spec.jobs.nightly.concurrency", "Forbid", "Replace"),
+		ch("spec.jobs.nightly.backoff", 1, 2),
+		ch("spec.jobs.nightly.ttlAfterFinished", "1h", "2h"),
 		ch("spec.training.pretrain.framework", "pytorch", "generic"),
 		ch("spec.training.pretrain.nodes", 2, 3),
 		ch("spec.training.pretrain.gpusPerNode", 1, 2),
@@ -90,6 +119,15 @@ func reachChanges() []change {
 		ch("spec.training.ranker.roles.ps.resources.cpu", "1", "2"),
 		ch("spec.training.ranker.roles.ps.resources.memory", "1Gi", "2Gi"),
 		ch("spec.training.pretrain.shm", "1Gi", "2Gi"),
+		ch("spec.training.pretrain.resources.gpuResource", "amd.com/gpu", "nvidia.com/gpu", edit{"spec.training.pretrain.gpusPerNode", 1}),
+		ch("spec.services.web.shm", "1Gi", "2Gi"),
+		ch("spec.jobs.nightly.shm", "1Gi", "2Gi"),
+		ch("spec.target.gpuPool.nodeSelector.pool", "a", "b", gpu),
+		ch("spec.target.gpuPool.tolerations[0].key", "a", "b", gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Exists"}}}),
+		ch("spec.target.gpuPool.tolerations[0].operator", "Equal", "Exists", gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Equal", "value": "a"}}}, edit{"spec.target.gpuPool.tolerations[0].value", remove}),
+		ch("spec.target.gpuPool.tolerations[0].value", "a", "b", gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Equal", "value": "a"}}}),
+		ch("spec.target.gpuPool.tolerations[0].effect", "NoSchedule", "NoExecute", gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Exists"}}}),
+		ch("spec.target.gpuPool.tolerations[0].tolerationSeconds", 1, 2, gpu, edit{"spec.target.gpuPool.tolerations", list{obj{"key": "a", "operator": "Exists", "effect": "NoExecute"}}}),
 		ch("spec.training.pretrain.restartStrategy", "Recreate", "BlockingRecreate"),
 		ch("spec.training.pretrain.onPreemption", "restart", "count"),
 		ch("spec.training.pretrain.ttlAfterFinished", "1h", "2h"),
@@ -98,13 +136,25 @@ func reachChanges() []change {
 		ch("spec.training.pretrain.maxRestarts", 1, 2),
 	}
 	cs = append(cs, runChanges("spec.training.pretrain")...)
-	for _, w := range []string{"spec.services.web", "spec.training.pretrain"} {
+	cs = append(cs, containerChanges("spec.jobs.nightly.containers[0]")...)
+	for _, w := range []string{"spec.services.web", "spec.jobs.nightly", "spec.training.pretrain"} {
 		cs = append(cs, podChanges(w+".pod")...)
 		cs = append(cs, podSecurityChanges(w+".security")...)
 		cs = append(cs, initChanges(w+".init[0]")...)
 		cs = append(cs, containerChanges(w+".sidecars[0]")...)
 	}
 	return append(cs, containerChanges("spec.services.web.containers[0]")...)
+}
+
+// autoscaled makes the base's web service autoscaled on CPU, its
+// containers requesting CPU and memory.
+func autoscaled() []edit {
+	res := obj{"cpu": "1", "memory": "1Gi"}
+	return []edit{
+		{"spec.services.web.autoscale", obj{"max": 5, "cpu": 50}},
+		{"spec.services.web.containers[0].resources", res},
+		{"spec.services.web.sidecars[0].resources", res},
+	}
 }
 
 // runChanges are the changes of what a container runs with (a container's
@@ -124,6 +174,9 @@ func runChanges(at string) []change {
 		ch(at+".files./etc/app.key", "LEVEL", "MODE", edit{at + ".files./etc/app", config}),
 		ch(at+".files./etc/db.secret", "a", "b", edit{at + ".files./etc/db", secret}),
 		ch(at+".mounts.logs", "/a", "/b"),
+		ch(at+".envFrom[0].config", "app", "other", edit{at + ".envFrom", list{obj{"config": "app"}}}),
+		ch(at+".envFrom[0].secret", "a", "b", edit{at + ".envFrom", list{obj{"secret": "a"}}}),
+		ch(at+".envFrom[0].prefix", "A_", "B_", edit{at + ".envFrom", list{obj{"config": "app"}}}),
 		ch(at+".resources.cpu", "1", "2"),
 		ch(at+".resources.memory", "1Gi", "2Gi"),
 	}
@@ -133,6 +186,8 @@ func runChanges(at string) []change {
 func initChanges(at string) []change {
 	return append(runChanges(at),
 		ch(at+".name", "a", "b"),
+		ch(at+".resources.gpus", 1, 2),
+		ch(at+".resources.gpuResource", "amd.com/gpu", "nvidia.com/gpu", edit{at + ".resources.gpus", 1}),
 		ch(at+".security.runAsUser", 1000, 1001),
 		ch(at+".security.runAsGroup", 1000, 1001),
 		ch(at+".security.readOnlyRootFilesystem", true, false),

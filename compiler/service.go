@@ -18,6 +18,7 @@ func (e *emitter) deployment(name string, s *Service) *yaml.Node {
 		// JobSet webhook refuses changes to a running one's templates.
 		configs: configsRead(s.Init, s.Sidecars, s.Containers),
 	}
+	ps.shm = s.SHM
 	ps.containers = indexed(path, "containers", s.Containers, false)
 	// Service ports become container ports of the first container, unless a
 	// container (or sidecar) declares a port of that name itself.
@@ -27,8 +28,13 @@ func (e *emitter) deployment(name string, s *Service) *yaml.Node {
 		}
 		ps.containers[0].ports = append(ps.containers[0].ports, portSource{port, s.Ports[port], e.at(sub(path+".ports", port))})
 	}
-	spec := mapping(p,
-		field{"replicas", num(e.at(path+".replicas"), s.Replicas)},
+	spec := mapping(p)
+	if s.Autoscale == nil {
+		// An autoscaled Deployment has no replicas: the HPA sets them, and a
+		// GitOps sync of a fixed count would fight it.
+		add(spec, field{"replicas", num(e.at(path+".replicas"), s.Replicas)})
+	}
+	add(spec,
 		field{"selector", mapping(p, field{"matchLabels", stringMap(p, e.selector(name))})},
 		field{"template", e.podTemplate(name, ps)},
 	)

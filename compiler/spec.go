@@ -55,20 +55,72 @@ type Metadata struct {
 	Annotations map[string]string `json:"annotations"`
 }
 
-// Spec holds the five blocks of an App.
+// Spec holds the blocks of an App.
 type Spec struct {
 	Target    Target               `json:"target"`
 	Namespace *NamespaceSpec       `json:"namespace"`
 	Configs   map[string]*Config   `json:"configs"`
 	Volumes   map[string]*Volume   `json:"volumes"`
 	Services  map[string]*Service  `json:"services"`
+	Jobs      map[string]*Job      `json:"jobs"`
 	Training  map[string]*Training `json:"training"`
 }
 
 // Target gates features: the Kubernetes minor and the JobSet release.
 type Target struct {
-	Kubernetes string `json:"kubernetes"`
-	JobSet     string `json:"jobset"`
+	Kubernetes   string   `json:"kubernetes"`
+	JobSet       string   `json:"jobset"`
+	Ingress      string   `json:"ingress"`
+	Gateway      *Gateway `json:"gateway"`
+	IngressClass string   `json:"ingressClass"`
+	GPUPool      *GPUPool `json:"gpuPool"`
+}
+
+// GPUPool is the scheduling every pod that requests GPUs gets.
+type GPUPool struct {
+	NodeSelector map[string]string `json:"nodeSelector"`
+	Tolerations  []*Toleration     `json:"tolerations"`
+}
+
+// Gateway is the Gateway HTTPRoutes attach to.
+type Gateway struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	Listener  string `json:"listener"`
+}
+
+// Network is a service's NetworkPolicy: who may come in, where it may go.
+type Network struct {
+	AllowFrom []*Peer   `json:"allowFrom"`
+	Egress    []*Egress `json:"egress"`
+}
+
+// Peer is a service or job of the spec, or the namespaces with labels.
+type Peer struct {
+	Service    string            `json:"service"`
+	Job        string            `json:"job"`
+	Namespaces map[string]string `json:"namespaces"`
+}
+
+// Egress is an IP block or the namespaces with labels, on ports.
+type Egress struct {
+	CIDR       string            `json:"cidr"`
+	Except     []string          `json:"except"`
+	Namespaces map[string]string `json:"namespaces"`
+	Ports      []int             `json:"ports"`
+}
+
+// Route sends outside traffic for a host and path prefixes to a service port.
+type Route struct {
+	Host  string    `json:"host"`
+	Paths []string  `json:"paths"`
+	Port  string    `json:"port"`
+	TLS   *RouteTLS `json:"tls"`
+}
+
+// RouteTLS names the Secret with a route's certificate.
+type RouteTLS struct {
+	Secret string `json:"secret"`
 }
 
 // NamespaceSpec asks for a Namespace object.
@@ -152,6 +204,13 @@ func Literal(s string) EnvValue { return EnvValue{Value: s} }
 // IsRef reports whether the value refers to a config or a Secret.
 func (v EnvValue) IsRef() bool { return v.Config != "" || v.Secret != "" }
 
+// EnvFrom takes every key of a config or an existing Secret as env, names prefixed.
+type EnvFrom struct {
+	Config string `json:"config"`
+	Secret string `json:"secret"`
+	Prefix string `json:"prefix"`
+}
+
 // FileRef mounts a config or an existing Secret: one key as a file, or all
 // keys as a directory.
 type FileRef struct {
@@ -201,13 +260,94 @@ type Claim struct {
 
 // Service compiles to a Deployment, plus a Service when Ports is set.
 type Service struct {
-	Replicas   int            `json:"replicas"`
-	Ports      map[string]int `json:"ports"`
-	Init       []*Container   `json:"init"`
-	Sidecars   []*Container   `json:"sidecars"`
-	Containers []*Container   `json:"containers"`
-	Security   *PodSecurity   `json:"security"`
-	Pod        *Pod           `json:"pod"`
+	Replicas   int               `json:"replicas"`
+	Ports      map[string]int    `json:"ports"`
+	Init       []*Container      `json:"init"`
+	Sidecars   []*Container      `json:"sidecars"`
+	Containers []*Container      `json:"containers"`
+	Security   *PodSecurity      `json:"security"`
+	Pod        *Pod              `json:"pod"`
+	Routes     map[string]*Route `json:"routes"`
+	Network    *Network          `json:"network"`
+	SHM        *Quantity         `json:"shm"`
+	Autoscale  *Autoscale        `json:"autoscale"`
+	Disruption *Disruption       `json:"disruption"`
+}
+
+// Job compiles to a CronJob (with Schedule) or a Job.
+type Job struct {
+	Schedule         string       `json:"schedule"`
+	TimeZone         string       `json:"timeZone"`
+	Concurrency      string       `json:"concurrency"`
+	Backoff          *int         `json:"backoff"`
+	TTLAfterFinished string       `json:"ttlAfterFinished"`
+	Init             []*Container `json:"init"`
+	Sidecars         []*Container `json:"sidecars"`
+	Containers       []*Container `json:"containers"`
+	Security         *PodSecurity `json:"security"`
+	Pod              *Pod         `json:"pod"`
+	SHM              *Quantity    `json:"shm"`
+}
+
+// Autoscale compiles to a HorizontalPodAutoscaler.
+type Autoscale struct {
+	Min    int  `json:"min"`
+	Max    int  `json:"max"`
+	CPU    *int `json:"cpu"`
+	Memory *int `json:"memory"`
+}
+
+// UnmarshalJSON decodes autoscale with min defaulting to 1.
+func (a *Autoscale) UnmarshalJSON(b []byte) error {
+	type plain Autoscale
+	p := plain{Min: 1}
+	err := json.Unmarshal(b, &p)
+	*a = Autoscale(p)
+	return err
+}
+
+// Disruption compiles to a PodDisruptionBudget.
+type Disruption struct {
+	MinAvailable   *IntOrPercent `json:"minAvailable"`
+	MaxUnavailable *IntOrPercent `json:"maxUnavailable"`
+}
+
+// IntOrPercent is a whole number or a percentage ("25%").
+type IntOrPercent struct {
+	N       int
+	Percent bool
+}
+
+// UnmarshalJSON accepts a JSON number or a string "N%".
+func (v *IntOrPercent) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+		v.N, v.Percent = n, true
+		return err
+	}
+	n, err := strconv.Atoi(string(b))
+	v.N, v.Percent = n, false
+	return err
+}
+
+// MarshalJSON writes the number or the percentage.
+func (v IntOrPercent) MarshalJSON() ([]byte, error) {
+	if v.Percent {
+		return json.Marshal(strconv.Itoa(v.N) + "%")
+	}
+	return []byte(strconv.Itoa(v.N)), nil
+}
+
+// String is the value as written.
+func (v IntOrPercent) String() string {
+	if v.Percent {
+		return strconv.Itoa(v.N) + "%"
+	}
+	return strconv.Itoa(v.N)
 }
 
 // Training compiles to a JobSet.
@@ -221,6 +361,7 @@ type Training struct {
 	Command          []string            `json:"command"`
 	Args             []string            `json:"args"`
 	Env              map[string]EnvValue `json:"env"`
+	EnvFrom          []*EnvFrom          `json:"envFrom"`
 	Files            map[string]FileRef  `json:"files"`
 	Mounts           map[string]string   `json:"mounts"`
 	Resources        *Resources          `json:"resources"`
@@ -270,6 +411,7 @@ type Container struct {
 	Command   []string            `json:"command"`
 	Args      []string            `json:"args"`
 	Env       map[string]EnvValue `json:"env"`
+	EnvFrom   []*EnvFrom          `json:"envFrom"`
 	Files     map[string]FileRef  `json:"files"`
 	Mounts    map[string]string   `json:"mounts"`
 	Resources *Resources          `json:"resources"`
@@ -331,11 +473,13 @@ type ContainerSecurity struct {
 	AddCapabilities          []string `json:"addCapabilities"`
 }
 
-// Resources are a container's CPU and memory: cpu becomes a request, memory
-// a request and an equal limit.
+// Resources are a container's CPU, memory and GPUs: cpu becomes a request,
+// memory and gpus a request and an equal limit.
 type Resources struct {
-	CPU    Quantity `json:"cpu"`
-	Memory Quantity `json:"memory"`
+	CPU         Quantity `json:"cpu"`
+	Memory      Quantity `json:"memory"`
+	GPUs        int      `json:"gpus"`
+	GPUResource string   `json:"gpuResource"`
 }
 
 // Quantity is a Kubernetes quantity written as a number or a string.

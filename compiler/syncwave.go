@@ -24,13 +24,23 @@ const SyncWaveAnnotation = "argocd.argoproj.io/sync-wave"
 // GKE and kind) binds only once a pod uses it, and Argo CD reports a Pending
 // claim Progressing, so a claim in an earlier wave than its pods would hold
 // the sync forever (argoproj/argo-cd#12840).
+// NetworkPolicies come before the pods they select, so that no pod runs
+// unprotected; HPAs, PDBs and jobs go with the workloads; routes come once
+// the workloads are healthy, so that outside traffic finds ready pods.
 var syncWaves = map[string]int{
-	"Namespace":             -2,
-	"ConfigMap":             -1,
-	"Service":               -1,
-	"PersistentVolumeClaim": 0,
-	"Deployment":            0,
-	"JobSet":                0,
+	"Namespace":               -2,
+	"ConfigMap":               -1,
+	"Service":                 -1,
+	"NetworkPolicy":           -1,
+	"PersistentVolumeClaim":   0,
+	"Deployment":              0,
+	"HorizontalPodAutoscaler": 0,
+	"PodDisruptionBudget":     0,
+	"Job":                     0,
+	"CronJob":                 0,
+	"JobSet":                  0,
+	"HTTPRoute":               1,
+	"Ingress":                 1,
 }
 
 // SyncWave returns the Argo CD sync wave kiln gives a compiled kind.

@@ -169,7 +169,7 @@ func (e *emitter) mainContainer(name string, t *Training, rjob string) ctrSource
 	fp := e.at(path + ".framework")
 	pp := e.at(path + ".port")
 	np := e.at(path + ".nodes")
-	c := &Container{Name: mainContainer, Image: t.Image, Env: t.Env, Files: t.Files, Mounts: t.Mounts, Resources: t.Resources}
+	c := &Container{Name: mainContainer, Image: t.Image, Env: t.Env, EnvFrom: t.EnvFrom, Files: t.Files, Mounts: t.Mounts, Resources: t.Resources}
 	cs := ctrSource{path: path, c: c, command: t.Command, args: t.Args}
 	switch rjob {
 	case workerJob:

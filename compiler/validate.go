@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	_ "time/tzdata" // CronJob time zones are checked the same on every host
 
 	"github.com/kilnhq/kiln/internal/editdist"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -43,6 +47,12 @@ var (
 	// beta and on (k8s.io/kubernetes pkg/features/kube_features.go); before,
 	// ValidateServiceName requires DNS-1035 labels.
 	kubeRelaxedServiceNames = manifest.KubeVersion{Major: 1, Minor: 36}
+	// kubeCronJobV1: batch/v1 CronJob is served from 1.21.
+	kubeCronJobV1 = manifest.KubeVersion{Major: 1, Minor: 21}
+	// kubeCronJobTimeZone: CronJob timeZone is on by default from 1.25 (beta; GA in 1.27).
+	kubeCronJobTimeZone = manifest.KubeVersion{Major: 1, Minor: 25}
+	// kubeJobTTL: ttlSecondsAfterFinished is on by default from 1.21 (beta).
+	kubeJobTTL = manifest.KubeVersion{Major: 1, Minor: 21}
 )
 
 // maxHostname is the longest DNS label, hence the longest pod hostname and label value.
@@ -107,8 +117,19 @@ func validate(spec *manifest.Object, a *App) (errs, warns []error) {
 	for _, name := range sortedKeys(s.Volumes) {
 		c.volume(name, s.Volumes[name])
 	}
+	c.routeTarget(a)
+	if pool := s.Target.GPUPool; pool != nil {
+		c.labels("spec.target.gpuPool.nodeSelector", pool.NodeSelector)
+		c.tolerations("spec.target.gpuPool.tolerations", pool.Tolerations)
+	}
+	routeNames := map[string]string{}
 	for _, name := range sortedKeys(s.Services) {
 		c.service(a, name, s.Services[name])
+		c.routes(a, name, s.Services[name], routeNames)
+		c.network(a, name, s.Services[name])
+	}
+	for _, name := range sortedKeys(s.Jobs) {
+		c.job(a, name, s.Jobs[name])
 	}
 	for _, name := range sortedKeys(s.Training) {
 		c.training(a, name, s.Training[name])
@@ -174,7 +195,7 @@ func (c *checker) volume(name string, v *Volume) {
 		c.errorf(path, "volume %q must be exactly one of scratch (an emptyDir per pod), shared (a PVC kiln creates) or claim (an existing PVC); it sets %d", name, n)
 	}
 	if name == tmpVolume || name == shmVolume {
-		c.errorf(path, "volume name %q is reserved: kiln mounts a writable emptyDir named %q (at /tmp in every container, and a memory-backed one at /dev/shm in training pods); pick another name", name, name)
+		c.errorf(path, "volume name %q is reserved: kiln mounts a writable emptyDir named %q (at /tmp in every container, and a memory-backed one at /dev/shm in pods with shm); pick another name", name, name)
 	}
 	if strings.HasPrefix(name, "config-") || strings.HasPrefix(name, "secret-") {
 		c.errorf(path, "volume names starting with config- or secret- are reserved for the config and Secret volumes kiln adds for files:; pick another name")
@@ -234,6 +255,10 @@ func (c *checker) service(a *App, name string, s *Service) {
 		}
 	}
 	c.pod(a, path, cs, s.Pod)
+	c.scaling(path, s, cs)
+	if s.SHM != nil {
+		c.quantity(path+".shm", *s.SHM, true)
+	}
 	if _, clash := a.Spec.Training[name]; clash {
 		c.errorf(path, "service %q has the name of training job %q, whose JobSet gets a headless Service of that name; rename one", name, name)
 	}
@@ -251,6 +276,118 @@ func (c *checker) service(a *App, name string, s *Service) {
 			}
 		}
 	}
+}
+
+// job checks a job: its pod as a service's, the schedule and time zone as
+// the API server and the CronJob controller read them, names that cannot
+// clash with a service's selector.
+func (c *checker) job(a *App, name string, j *Job) {
+	path := "spec.jobs." + name
+	if len(j.Sidecars) > 0 {
+		c.sidecarGate(a, path+".sidecars")
+	}
+	c.pod(a, path, podContainers(path, j.Init, j.Sidecars, j.Containers), j.Pod)
+	if j.SHM != nil {
+		c.quantity(path+".shm", *j.SHM, true)
+	}
+	if _, clash := a.Spec.Services[name]; clash {
+		c.errorf(path, "job %q has the name of service %q: the service's selector (app.kubernetes.io/name: %s) would match the job's pods, and its Service would send them traffic; rename one", name, name, name)
+	}
+	if _, clash := a.Spec.Training[name]; clash {
+		c.errorf(path, "job %q has the name of training job %q; rename one", name, name)
+	}
+	if j.TTLAfterFinished != "" && a.Kube.Less(kubeJobTTL) {
+		c.errorf(path+".ttlAfterFinished", "ttlSecondsAfterFinished is on by default from Kubernetes %s; target.kubernetes is %s", kubeJobTTL, a.Kube)
+	}
+	if j.Schedule == "" {
+		for _, f := range []struct{ key, v string }{{"timeZone", j.TimeZone}, {"concurrency", j.Concurrency}} {
+			if f.v != "" {
+				c.errorf(path+"."+f.key, "%s is for a scheduled job, and job %q has no schedule (it runs once, as a Job); add a schedule or remove %s", f.key, name, f.key)
+			}
+		}
+		return
+	}
+	if a.Kube.Less(kubeCronJobV1) {
+		c.errorf(path+".schedule", "a scheduled job compiles to a batch/v1 CronJob, served from Kubernetes %s; target.kubernetes is %s", kubeCronJobV1, a.Kube)
+	}
+	if len(name) > maxCronJobName {
+		c.errorf(path, "job key %q is %d characters: a scheduled job's CronJob names each run <name>-<minutes since 1970> and its name may have at most %d characters; shorten the key", name, len(name), maxCronJobName)
+	}
+	if strings.Contains(j.Schedule, "TZ=") {
+		c.errorf(path+".schedule", "schedule %q sets a time zone with TZ= or CRON_TZ=, which the API server refuses; set timeZone instead", j.Schedule)
+	} else if _, err := cron.ParseStandard(j.Schedule); err != nil {
+		c.errorf(path+".schedule", "schedule %q is not a cron schedule (%v); write five fields, minute hour day-of-month month day-of-week, e.g. \"0 3 * * *\" for 03:00 daily, or @daily, @hourly", j.Schedule, err)
+	}
+	if tz := j.TimeZone; tz != "" {
+		if a.Kube.Less(kubeCronJobTimeZone) {
+			c.errorf(path+".timeZone", "CronJob timeZone is on by default from Kubernetes %s; target.kubernetes is %s", kubeCronJobTimeZone, a.Kube)
+		}
+		if _, err := time.LoadLocation(tz); err != nil || strings.EqualFold(tz, "Local") {
+			c.errorf(path+".timeZone", "timeZone %q is not an IANA time zone name; use one such as Europe/Berlin, America/New_York or UTC", tz)
+		}
+	}
+}
+
+// scaling checks autoscale and disruption: an HPA that can compute its
+// targets and owns the replica count, a budget that allows an eviction.
+func (c *checker) scaling(path string, s *Service, cs []podContainer) {
+	if as := s.Autoscale; as != nil {
+		ap := path + ".autoscale"
+		if c.spec.Lookup(path+".replicas") != nil {
+			c.errorf(path+".replicas", "replicas and autoscale are both set: the HorizontalPodAutoscaler owns the replica count (kiln leaves replicas out of the Deployment so that a sync does not reset it); remove replicas and set autoscale.min")
+		}
+		if as.Min > as.Max {
+			c.errorf(ap+".min", "autoscale.min %d is above autoscale.max %d; min is the fewest replicas, max the most", as.Min, as.Max)
+		}
+		if as.CPU == nil && as.Memory == nil {
+			c.errorf(ap, "autoscale needs a target: cpu or memory, a percent of the containers' requests (e.g. cpu: 70)")
+		}
+		for _, m := range []struct {
+			name   string
+			target *int
+		}{{"cpu", as.CPU}, {"memory", as.Memory}} {
+			if m.target == nil {
+				continue
+			}
+			for _, pc := range cs {
+				if strings.Contains(pc.path, ".init[") {
+					continue // init containers have ended when the HPA measures
+				}
+				if r := pc.c.Resources; r == nil || (m.name == "cpu" && r.CPU == "") || (m.name == "memory" && r.Memory == "") {
+					c.errorf(ap+"."+m.name, "autoscale.%s is a percent of the %s request, and container %q requests none: the HPA cannot compute utilisation and never scales (FailedGetResourceMetric); set resources.%s on %s", m.name, m.name, pc.c.Name, m.name, pc.path)
+					break
+				}
+			}
+		}
+	}
+	d := s.Disruption
+	if d == nil {
+		return
+	}
+	dp := path + ".disruption"
+	if (d.MinAvailable == nil) == (d.MaxUnavailable == nil) {
+		c.errorf(dp, "disruption needs exactly one of minAvailable or maxUnavailable (a PodDisruptionBudget takes one)")
+		return
+	}
+	for _, v := range []*IntOrPercent{d.MinAvailable, d.MaxUnavailable} {
+		if v != nil && v.Percent && v.N > 100 {
+			c.errorf(dp, "disruption %s is more than 100%%", v)
+			return
+		}
+	}
+	n := floorReplicas(s)
+	if budgetAllows(d, n) > 0 {
+		return
+	}
+	of := fmt.Sprintf("replicas is %d", n)
+	if s.Autoscale != nil {
+		of = fmt.Sprintf("autoscale.min is %d", n)
+	}
+	if d.MinAvailable != nil {
+		c.errorf(dp+".minAvailable", "disruption.minAvailable %s never allows an eviction: %s, so every pod must stay up and a node drain (kubectl drain, a cluster upgrade) waits forever; keep minAvailable below the replica count (at most %d), or use maxUnavailable: 1", d.MinAvailable, of, max(n-1, 0))
+		return
+	}
+	c.errorf(dp+".maxUnavailable", "disruption.maxUnavailable %s never allows an eviction (%s), so a node drain (kubectl drain, a cluster upgrade) waits forever; use at least 1", d.MaxUnavailable, of)
 }
 
 func (c *checker) sidecarGate(a *App, field string) {
@@ -290,6 +427,7 @@ func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 		}
 		c.mounts(a, pc.path, pc.c)
 		c.env(a, pc.path, pc.c.Env)
+		c.envFrom(a, pc.path, pc.c.EnvFrom)
 		c.resources(pc.path+".resources", pc.c.Resources)
 		for _, p := range []struct {
 			key string
@@ -320,18 +458,7 @@ func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 		if _, ok := pod.Annotations[ConfigHashAnnotation]; ok {
 			c.errorf(sub(pp+".annotations", ConfigHashAnnotation), "annotation %s is set by kiln (a hash of the configs the pods read); remove it", ConfigHashAnnotation)
 		}
-		for i, t := range pod.Tolerations {
-			tp := fmt.Sprintf("%s.tolerations[%d]", pp, i)
-			if t.Operator == "Exists" && t.Value != "" {
-				c.errorf(tp+".value", "a toleration with operator Exists matches any value; remove value, or use operator Equal")
-			}
-			if t.Key == "" && t.Operator != "Exists" {
-				c.errorf(tp, "a toleration without key must have operator: Exists (it then tolerates every taint)")
-			}
-			if t.TolerationSeconds != nil && t.Effect != "NoExecute" {
-				c.errorf(tp+".tolerationSeconds", "tolerationSeconds applies only to effect NoExecute")
-			}
-		}
+		c.tolerations(pp+".tolerations", pod.Tolerations)
 		if len(pod.Affinity) > 0 {
 			d := json.NewDecoder(bytes.NewReader(pod.Affinity))
 			d.DisallowUnknownFields()
@@ -343,11 +470,32 @@ func (c *checker) pod(a *App, path string, cs []podContainer, pod *Pod) {
 	}
 }
 
+// tolerations checks tolerations as the API server does.
+func (c *checker) tolerations(path string, ts []*Toleration) {
+	for i, t := range ts {
+		tp := fmt.Sprintf("%s[%d]", path, i)
+		if t.Operator == "Exists" && t.Value != "" {
+			c.errorf(tp+".value", "a toleration with operator Exists matches any value; remove value, or use operator Equal")
+		}
+		if t.Key == "" && t.Operator != "Exists" {
+			c.errorf(tp, "a toleration without key must have operator: Exists (it then tolerates every taint)")
+		}
+		if t.TolerationSeconds != nil && t.Effect != "NoExecute" {
+			c.errorf(tp+".tolerationSeconds", "tolerationSeconds applies only to effect NoExecute")
+		}
+	}
+}
+
 // podSecurityOf returns the pod-level security of the service or training job at path.
 func podSecurityOf(a *App, path string) *PodSecurity {
 	if k, ok := strings.CutPrefix(path, "spec.services."); ok {
 		if s := a.Spec.Services[k]; s != nil {
 			return s.Security
+		}
+	}
+	if k, ok := strings.CutPrefix(path, "spec.jobs."); ok {
+		if j := a.Spec.Jobs[k]; j != nil {
+			return j.Security
 		}
 	}
 	if k, ok := strings.CutPrefix(path, "spec.training."); ok {
@@ -377,6 +525,36 @@ func (c *checker) env(a *App, path string, env map[string]EnvValue) {
 		}
 	}
 }
+
+// envFrom checks that each envFrom names exactly one of a config of the
+// spec or a Secret, and that every key of a config makes a valid env name
+// with the prefix (the kubelet skips a key that does not, with only an event).
+func (c *checker) envFrom(a *App, path string, refs []*EnvFrom) {
+	for i, r := range refs {
+		f := fmt.Sprintf("%s.envFrom[%d]", path, i)
+		if (r.Config == "") == (r.Secret == "") {
+			c.errorf(f, "envFrom needs exactly one of config or secret: {config: NAME} takes every key of a config of the spec, {secret: NAME} of an existing Secret")
+			continue
+		}
+		if r.Config == "" {
+			continue
+		}
+		c.configKey(a, f, r.Config, "")
+		cfg := a.Spec.Configs[r.Config]
+		if cfg == nil {
+			continue
+		}
+		for _, k := range configKeys(cfg) {
+			if !envName.MatchString(r.Prefix + k) {
+				c.errorf(f, "envFrom config %q: key %q does not make an env variable name (%q starts with a digit), so the kubelet would skip it; give a prefix, e.g. prefix: APP_", r.Config, k, r.Prefix+k)
+				break
+			}
+		}
+	}
+}
+
+// envName is an env variable name the API server accepts (IsEnvVarName).
+var envName = regexp.MustCompile(`^[-._a-zA-Z][-._a-zA-Z0-9]*$`)
 
 // configKey checks that config name exists in spec.configs and, when key is
 // given, holds it.
@@ -547,7 +725,7 @@ func (c *checker) training(a *App, name string, t *Training) {
 				listOf(t.Command), petSummary(t), untorched(t), torchrunHint(t.Command))
 		}
 	}
-	main := &Container{Name: mainContainer, Image: t.Image, Mounts: t.Mounts, Env: t.Env, Files: t.Files, Resources: t.Resources}
+	main := &Container{Name: mainContainer, Image: t.Image, Mounts: t.Mounts, Env: t.Env, EnvFrom: t.EnvFrom, Files: t.Files, Resources: t.Resources}
 	for _, role := range sortedKeys(t.Roles) {
 		if r := t.Roles[role]; r != nil && r.Resources != nil {
 			c.resources(path+".roles."+role+".resources", r.Resources)

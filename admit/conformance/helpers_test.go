@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kilnhq/kiln/admit/catalog"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -146,30 +147,57 @@ func withClaimVolumes(raw, spec map[string]any) map[string]any {
 	return out
 }
 
-// installShippedCRDs creates the CRDs kiln ships (JobSet v1alpha2) that the
-// corpus does not define: the cluster kiln assumes runs JobSet.
+// installShippedCRDs creates the CRDs of the kinds App specs compile to
+// that the corpus does not define: JobSet v1alpha2 (kiln ships it: the
+// cluster kiln assumes runs JobSet), and, for a corpus with HTTPRoutes,
+// Gateway API's HTTPRoute from kiln's catalog (its default version, the
+// one kiln lint judges HTTPRoutes by when the input holds no CRD).
 func installShippedCRDs(t *testing.T, s *apiServer, objs []*judged) {
+	defined, used := map[string]bool{}, map[string]bool{}
 	for _, j := range objs {
-		if j.obj.Kind == "CustomResourceDefinition" && j.obj.Name == "jobsets.jobset.x-k8s.io" {
-			return
+		if j.obj.Kind == "CustomResourceDefinition" {
+			defined[j.obj.Name] = true
 		}
+		used[j.obj.Group()+"/"+j.obj.Kind] = true
 	}
-	data, err := os.ReadFile("../crds/jobset.x-k8s.io_jobsets.json")
-	if err != nil {
-		t.Fatal(err)
+	if !defined["jobsets.jobset.x-k8s.io"] {
+		data, err := os.ReadFile("../crds/jobset.x-k8s.io_jobsets.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		createCRD(t, s, "jobsets.jobset.x-k8s.io", data)
 	}
+	if used["gateway.networking.k8s.io/HTTPRoute"] && !defined["httproutes.gateway.networking.k8s.io"] {
+		ix, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, ok := ix.Choose("gateway.networking.k8s.io", "HTTPRoute", nil)
+		if !ok {
+			t.Fatal("kiln's catalog has no HTTPRoute CRD")
+		}
+		data, err := c.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		createCRD(t, s, c.Name(), data)
+	}
+}
+
+// createCRD creates a CRD and waits until it is established.
+func createCRD(t *testing.T, s *apiServer, name string, data []byte) {
 	if code, body, _, err := s.do("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", data); err != nil || code != 201 {
-		t.Fatalf("JobSet CRD: %d %s %v", code, status(body), err)
+		t.Fatalf("CRD %s: %d %s %v", name, code, status(body), err)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		_, body, _, _ := s.do("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobsets.jobset.x-k8s.io", nil)
+		_, body, _, _ := s.do("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"+name, nil)
 		if strings.Contains(string(body), `"type":"Established","status":"True"`) {
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatal("the JobSet CRD never became established")
+	t.Fatalf("the CRD %s never became established", name)
 }
 
 // waitForContext waits for the CRDs created whose custom resources are

@@ -47,7 +47,7 @@ func newBuildCmd(e *env) *cobra.Command {
 	fl.BoolVar(&check, "check", false, "write nothing; exit 1 if the files under -o DIR are not what the build would write")
 	fl.BoolVar(&noLint, "no-lint", false, "do not lint the compiled objects")
 	fl.BoolVar(&showMutated, "show-mutated", false, "print the objects as the API server would admit them: after MutatingAdmissionPolicies, defaulting and the create strategy")
-	fl.BoolVar(&argocd, "argocd", false, "annotate the objects with Argo CD sync waves: Namespace -2, ConfigMaps and Services -1, PVCs and workloads 0")
+	fl.BoolVar(&argocd, "argocd", false, "annotate the objects with Argo CD sync waves: Namespace -2, ConfigMaps, Services and NetworkPolicies -1, PVCs, workloads, HPAs and PDBs 0, routes 1")
 	fl.Lookup("fail-on").Usage = "lowest severity that stops the build (exit 1, nothing written): " + settings.FailOnValues + " (default error)"
 	return cmd
 }

@@ -16,7 +16,7 @@ import (
 func exampleDirs(t *testing.T) []string {
 	t.Helper()
 	var dirs []string
-	for _, n := range []string{"mesh", "psa-migration", "pytorch", "tensorflow", "web"} {
+	for _, n := range []string{"mesh", "model-server", "psa-migration", "pytorch", "storefront", "tensorflow", "web"} {
 		dirs = append(dirs, filepath.Join("..", "..", "examples", n))
 	}
 	return dirs
