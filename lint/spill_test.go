@@ -24,12 +24,12 @@ func findingsWithTies(n int, seed uint64) []rules.Finding {
 	fs := make([]rules.Finding, n)
 	for i := range fs {
 		f := rules.Finding{
-			Rule:           pick("psa/runAsNonRoot", "psa/privileged", "object/duplicate"),
+			Rule:     pick("psa/runAsNonRoot", "psa/privileged", "object/duplicate"),
 			Severity: rules.Severity(1 + r.IntN(3)),
-			Message:        pick("a", "b", "", "multi\nline ünïcode"),
-			Pos:            manifest.Position{File: pick("a.yaml", "b.yaml", ""), Line: r.IntN(3), Column: r.IntN(2)},
-			Object:         manifest.Ref{APIVersion: pick("v1", "apps/v1"), Kind: pick("Pod", "Deployment"), Namespace: pick("", "ns"), Name: pick("web", "db")},
-			Field:          pick("", "spec.containers[0]"),
+			Message:  pick("a", "b", "", "multi\nline ünïcode"),
+			Pos:      manifest.Position{File: pick("a.yaml", "b.yaml", ""), Line: r.IntN(3), Column: r.IntN(2)},
+			Object:   manifest.Ref{APIVersion: pick("v1", "apps/v1"), Kind: pick("Pod", "Deployment"), Namespace: pick("", "ns"), Name: pick("web", "db")},
+			Field:    pick("", "spec.containers[0]"),
 		}
 		if r.IntN(4) == 0 {
 			f.Suppressed = &rules.Suppression{Kind: pick("annotation", "config"), Reason: pick("", "why")}
