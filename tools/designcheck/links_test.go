@@ -72,7 +72,11 @@ func TestDocLinks(t *testing.T) {
 	}
 }
 
-// stripCode drops fenced code blocks: their text is not Markdown.
+// inlineCode is a code span.
+var inlineCode = regexp.MustCompile("`[^`\n]*`")
+
+// stripCode drops fenced code blocks and code spans: their text is not
+// Markdown.
 func stripCode(s string) string {
 	var b strings.Builder
 	in := false
@@ -82,7 +86,7 @@ func stripCode(s string) string {
 			continue
 		}
 		if !in {
-			b.WriteString(line + "\n")
+			b.WriteString(inlineCode.ReplaceAllString(line, "``") + "\n")
 		}
 	}
 	return b.String()
