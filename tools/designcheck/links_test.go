@@ -35,7 +35,7 @@ func TestDocLinks(t *testing.T) {
 		}
 		a := map[string]bool{}
 		data, _ := os.ReadFile(filepath.Join(root, page))
-		for _, m := range mdHeading.FindAllStringSubmatch(stripCode(string(data)), -1) {
+		for _, m := range mdHeading.FindAllStringSubmatch(stripFences(string(data)), -1) {
 			a[githubAnchor(m[1])] = true
 		}
 		anchors[page] = a
@@ -77,7 +77,10 @@ var inlineCode = regexp.MustCompile("`[^`\n]*`")
 
 // stripCode drops fenced code blocks and code spans: their text is not
 // Markdown.
-func stripCode(s string) string {
+func stripCode(s string) string { return inlineCode.ReplaceAllString(stripFences(s), "``") }
+
+// stripFences drops fenced code blocks.
+func stripFences(s string) string {
 	var b strings.Builder
 	in := false
 	for _, line := range strings.Split(s, "\n") {
@@ -86,7 +89,7 @@ func stripCode(s string) string {
 			continue
 		}
 		if !in {
-			b.WriteString(inlineCode.ReplaceAllString(line, "``") + "\n")
+			b.WriteString(line + "\n")
 		}
 	}
 	return b.String()
