@@ -266,8 +266,10 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 	renderLoaded(src, cr)
 	// Findings on what the release renders name it, and its
 	// kiln.dev/ignore applies to them, as for a Flux Kustomization's.
+	// They deploy into the cluster the HelmRelease is deployed into.
 	for _, ro := range src.Objects {
 		ro.Via, ro.ViaIgnore = "HelmRelease "+ns+"/"+o.Name, o.Annotations["kiln.dev/ignore"]
+		ro.Cluster = manifest.ClusterOf(o)
 	}
 	return u
 }

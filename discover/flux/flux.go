@@ -218,7 +218,7 @@ func (r *run) tree(root *kustomization, covered map[manifest.Position]bool) {
 		if res == nil {
 			continue
 		}
-		r.emit(k, res)
+		r.emit(k, res, root.obj.cluster)
 		if !res.ok() {
 			continue
 		}
@@ -243,8 +243,9 @@ func (r *run) tree(root *kustomization, covered map[manifest.Position]bool) {
 	}
 }
 
-// emit makes a built Kustomization a unit; what it read is consumed.
-func (r *run) emit(k *kustomization, res *result) {
+// emit makes a built Kustomization a unit deploying into cluster (its
+// tree's root's); what it read is consumed.
+func (r *run) emit(k *kustomization, res *result, cluster string) {
 	if res.emitted {
 		return
 	}
@@ -252,6 +253,9 @@ func (r *run) emit(k *kustomization, res *result) {
 	r.out.Warnings = append(r.out.Warnings, res.notes...)
 	if res.unit == nil {
 		return
+	}
+	for _, o := range res.unit.Source.Objects {
+		o.Cluster = cluster
 	}
 	r.out.Units = append(r.out.Units, res.unit)
 	r.c.Builds = append(r.c.Builds, &Build{Object: k.obj.content, Pos: k.obj.pos, Dir: res.dir, Vars: res.vars, Unit: res.unit})

@@ -272,7 +272,7 @@ func instanceKustomization(o *object) *object {
 	spec, _ := o.content["spec"].(map[string]any)
 	sync, _ := spec["sync"].(map[string]any)
 	path := str(sync, "path")
-	return &object{pos: o.pos, content: map[string]any{
+	return &object{pos: o.pos, cluster: o.cluster, content: map[string]any{
 		"apiVersion": "kustomize.toolkit.fluxcd.io/v1",
 		"kind":       "Kustomization",
 		"metadata":   map[string]any{"name": src.name, "namespace": src.namespace},
