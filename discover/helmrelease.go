@@ -352,7 +352,7 @@ func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) 
 	case "GitRepository":
 		root, ok := "", false
 		if r.opts.GitSource != nil {
-			root, ok = r.opts.GitSource(srcNS, spec.SourceRef.Name)
+			root, ok = r.opts.GitSource(srcNS, spec.SourceRef.Name, o.File)
 		}
 		if !ok {
 			return nil, "", fmt.Errorf("its chart is in GitRepository %s/%s, which kiln does not know to be this repository (map it to a folder in flux.sources in .kiln.yaml)", srcNS, spec.SourceRef.Name)

@@ -126,7 +126,7 @@ func lineWith(t *testing.T, file, s string) int {
 func TestHelmReleases(t *testing.T) {
 	cache := fetched(t, "https://charts.kiln.test/podinfo")
 	dir := "testdata/flux"
-	res := Discover([]string{dir}, Options{Charts: cache, GitSource: func(ns, name string) (string, bool) {
+	res := Discover([]string{dir}, Options{Charts: cache, GitSource: func(ns, name, _ string) (string, bool) {
 		return dir, ns == "flux-system" && name == "flux-system"
 	}})
 

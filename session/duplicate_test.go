@@ -123,3 +123,45 @@ func TestDuplicateUnits(t *testing.T) {
 		t.Errorf("inside one unit: %s\nwant the chart's second template, naming the first", inside)
 	}
 }
+
+// TestReleaseGitSourceMapped: a HelmRelease's chart in a GitRepository
+// that flux.sources maps to a folder is read there, by the one rule
+// Flux Kustomizations follow (this repository is not guessed: the input
+// declares two Git sources).
+func TestReleaseGitSourceMapped(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		".kiln.yaml": "flux:\n  sources:\n    GitRepository/flux-system/vendor: vendor\n",
+		"deploy/sources.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: fleet, namespace: flux-system}
+spec: {interval: 1m, url: https://git.example/fleet, ref: {branch: main}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: vendor, namespace: flux-system}
+spec: {interval: 1m, url: https://git.example/vendor, ref: {branch: main}}
+`,
+		"deploy/release.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: web, namespace: shop}
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: ./charts/web
+      sourceRef: {kind: GitRepository, name: vendor, namespace: flux-system}
+`,
+		"vendor/charts/web/Chart.yaml":       "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"vendor/charts/web/templates/a.yaml": twiceCM, // two copies: a finding that names the release
+		"vendor/charts/web/templates/b.yaml": twiceCM,
+	})
+	t.Chdir(root)
+	r := mustLint(t, []string{"deploy"}, nil)
+	if !strings.Contains(r.json, `"via": "HelmRelease shop/web"`) {
+		t.Fatalf("nothing names HelmRelease shop/web: its chart was not rendered\n%s", r.json)
+	}
+	if strings.Contains(r.json, "does not know to be this repository") {
+		t.Errorf("the mapped GitRepository was not followed:\n%s", r.json)
+	}
+}

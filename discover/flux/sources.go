@@ -56,6 +56,14 @@ type artifact struct {
 
 type copyOp struct{ from, to string }
 
+// gitSource returns the folder a GitRepository stands for as seen from a
+// Kustomization or HelmRelease written in file (discover's
+// ControllerOutput.GitSource): the one rule for "this repository".
+func (r *resolver) gitSource(namespace, name, file string) (string, bool) {
+	dir, _ := r.resolve(sourceRef{"GitRepository", namespace, name}, file, 0)
+	return dir, dir != ""
+}
+
 // rootFor returns the lint root a file lies under ("" if none).
 func (r *resolver) rootFor(file string) string {
 	best := ""
