@@ -18,6 +18,7 @@ import (
 	fluxchartutil "github.com/fluxcd/pkg/chartutil"
 	"github.com/go-logr/logr"
 	"github.com/kilnhq/kiln/discover/charts"
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -57,6 +58,9 @@ type HelmReleases struct {
 	Missing []charts.Source
 	// Warnings are what rendering could not do but is no input error.
 	Warnings []error
+	// Loaded counts the chart versions loaded and parsed: once each per
+	// call, however many releases install them.
+	Loaded int
 }
 
 // RenderHelmReleases renders every HelmRelease among releases as
@@ -70,7 +74,7 @@ type HelmReleases struct {
 // calls it on the input's files and rendered units.
 func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *HelmReleases {
 	out := &HelmReleases{}
-	r := &releaseRenderer{opts: opts, ctx: newFluxContext(context), out: out, loaded: map[string][]byte{}}
+	r := &releaseRenderer{opts: opts, ctx: newFluxContext(context), out: out, parsed: map[string]*chart.Chart{}}
 	if opts.Charts != nil {
 		r.cache = opts.Charts
 	} else if c, err := charts.Open(""); err == nil {
@@ -162,7 +166,22 @@ type releaseRenderer struct {
 	ctx    *fluxContext
 	cache  *charts.Cache
 	out    *HelmReleases
-	loaded map[string][]byte // a cached chart's bytes by digest, read once per run
+	parsed map[string]*chart.Chart // a chart by digest or folder, loaded and parsed once per call
+}
+
+// load returns the chart parsed under key, parsing it with parse the first
+// time, as a copy each release may change (chartCopy).
+func (r *releaseRenderer) load(key string, parse func() (*chart.Chart, error)) (*chart.Chart, error) {
+	ch, ok := r.parsed[key]
+	if !ok {
+		var err error
+		if ch, err = parse(); err != nil {
+			return nil, err
+		}
+		r.parsed[key] = ch
+		r.out.Loaded++
+	}
+	return chartCopy(ch), nil
 }
 
 // render renders one HelmRelease into its unit.
@@ -358,12 +377,18 @@ func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) 
 			return nil, "", fmt.Errorf("its chart is in GitRepository %s/%s, which kiln does not know to be this repository (map it to a folder in flux.sources in .kiln.yaml)", srcNS, spec.SourceRef.Name)
 		}
 		dir := filepath.Join(root, filepath.FromSlash(spec.Chart))
-		ch, err := loader.LoadDir(dir)
+		ch, err := r.load("dir:"+pathkey.Real(dir), func() (*chart.Chart, error) {
+			ch, err := loader.LoadDir(dir)
+			if err != nil {
+				return nil, fmt.Errorf("cannot load the chart %s: %v", dir, err)
+			}
+			if missing := resolveDependencies(ch, dir); len(missing) > 0 {
+				return nil, fmt.Errorf("chart %q needs dependency %q (repository %q), which is not in %s/charts", ch.Name(), missing[0].name, missing[0].repo, dir)
+			}
+			return ch, nil
+		})
 		if err != nil {
-			return nil, "", fmt.Errorf("cannot load the chart %s: %v", dir, err)
-		}
-		if missing := resolveDependencies(ch, dir); len(missing) > 0 {
-			return nil, "", fmt.Errorf("chart %q needs dependency %q (repository %q), which is not in %s/charts", ch.Name(), missing[0].name, missing[0].repo, dir)
+			return nil, "", err
 		}
 		return ch, dir, nil
 	default:
@@ -405,16 +430,19 @@ func (r *releaseRenderer) cached(src charts.Source) (*chart.Chart, string, error
 		}
 		return nil, "", fmt.Errorf("chart %s: %v", src, err)
 	}
-	data, ok := r.loaded[c.Digest]
-	if !ok {
-		if data, err = os.ReadFile(c.Path); err != nil {
-			return nil, "", err
+	ch, err := r.load("sha256:"+c.Digest, func() (*chart.Chart, error) {
+		data, err := os.ReadFile(c.Path)
+		if err != nil {
+			return nil, err
 		}
-		r.loaded[c.Digest] = data
-	}
-	ch, err := loader.LoadArchive(bytes.NewReader(data))
+		ch, err := loader.LoadArchive(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("chart %s version %s: %v", src, c.Version, err)
+		}
+		return ch, nil
+	})
 	if err != nil {
-		return nil, "", fmt.Errorf("chart %s version %s: %v", src, c.Version, err)
+		return nil, "", err
 	}
 	return ch, "", nil
 }
