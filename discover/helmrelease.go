@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -212,9 +213,10 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 		return fail("cannot read its spec: %v", err)
 	}
 	node := o.Node()
-	var valuesNode *yaml.Node
+	var valuesNode, fromNode *yaml.Node
 	if spec := yamlnode.Value(node, "spec"); spec != nil {
 		valuesNode = yamlnode.Value(spec, "values")
+		fromNode = yamlnode.Value(spec, "valuesFrom")
 	}
 
 	ch, chartDir, err := r.chart(o, ns, &hr)
@@ -272,6 +274,7 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 		}
 	} else {
 		trace := newValueTrace(valuesNode)
+		trace.addFrom(r.valuesFromTrace(ns, &hr, fromNode))
 		cr.crdFile = func(string) string { return o.File }
 		cr.place = func(string, string) (string, func(*yaml.Node)) {
 			return o.File, func(n *yaml.Node) { trace.place(n, o.Pos()) }
@@ -623,6 +626,8 @@ func sortedKeys(m map[string]string) []string {
 // at the HelmRelease: a rendered `key: value` whose key and value are
 // those of exactly one `key: value` of spec.values is at that line (a
 // privileged container set through values is reported where it is set);
+// one that only a valuesFrom ConfigMap or Secret sets is at the
+// valuesFrom entry that takes it (its targetPath for a single value);
 // everything else at the nearest such parent, else at the HelmRelease.
 type valueTrace struct {
 	at map[string]*yaml.Node // "key\x00value" → the key node in spec.values (nil: ambiguous)
@@ -654,6 +659,111 @@ func newValueTrace(values *yaml.Node) *valueTrace {
 	}
 	walk(values)
 	return t
+}
+
+// addFrom adds the pairs valuesFrom sets (valuesFromTrace) that
+// spec.values does not: spec.values is merged over them.
+func (t *valueTrace) addFrom(from map[string]*yaml.Node) {
+	for k, at := range from {
+		if _, set := t.at[k]; !set {
+			t.at[k] = at
+		}
+	}
+}
+
+// valuesFromTrace returns the `key: value` pairs each valuesFrom entry
+// (fromNode, spec.valuesFrom as written) sets, each at the entry's node:
+// the values of its ConfigMap or Secret of the input (valuesKey, else
+// values.yaml), or the one value it puts at targetPath. A pair two
+// entries set is ambiguous (nil). The values' own lines are in the
+// ConfigMap's file, and a rendered object's positions are in one file,
+// the HelmRelease's.
+func (r *releaseRenderer) valuesFromTrace(ns string, hr *helmRelease, fromNode *yaml.Node) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if fromNode == nil || fromNode.Kind != yaml.SequenceNode {
+		return out
+	}
+	add := func(key string, at *yaml.Node) {
+		if _, dup := out[key]; dup {
+			out[key] = nil
+			return
+		}
+		out[key] = at
+	}
+	for i, ref := range hr.Spec.ValuesFrom {
+		if i >= len(fromNode.Content) || (ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
+			continue
+		}
+		entry := fromNode.Content[i]
+		if entry.Kind != yaml.MappingNode || len(entry.Content) == 0 {
+			continue
+		}
+		text, ok := r.valuesText(ref.Kind, ns, ref.Name, ref.GetValuesKey())
+		if !ok {
+			continue
+		}
+		if ref.TargetPath != "" {
+			at := entry.Content[0]
+			for j := 0; j+1 < len(entry.Content); j += 2 {
+				if entry.Content[j].Value == "targetPath" {
+					at = entry.Content[j]
+				}
+			}
+			path := strings.Split(ref.TargetPath, ".")
+			add(path[len(path)-1]+"\x00"+text, at)
+			continue
+		}
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(text), &doc) != nil {
+			continue
+		}
+		var walk func(n *yaml.Node)
+		walk = func(n *yaml.Node) {
+			if n.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(n.Content); j += 2 {
+					if v := n.Content[j+1]; v.Kind == yaml.ScalarNode {
+						add(n.Content[j].Value+"\x00"+v.Value, entry.Content[0])
+					}
+				}
+			}
+			for _, c := range n.Content {
+				walk(c)
+			}
+		}
+		walk(&doc)
+	}
+	return out
+}
+
+// valuesText returns the text a ConfigMap or Secret of the input holds
+// under key (a Secret's data decoded; its stringData as the API server
+// would store it).
+func (r *releaseRenderer) valuesText(kind, ns, name, key string) (string, bool) {
+	o := r.ctx.find(kind, ns, name)
+	if o == nil {
+		return "", false
+	}
+	c, err := o.Content()
+	if err != nil {
+		return "", false
+	}
+	if kind == "Secret" {
+		if sd, _ := c["stringData"].(map[string]any); sd != nil {
+			if s, ok := sd[key].(string); ok {
+				return s, true
+			}
+		}
+		d, _ := c["data"].(map[string]any)
+		s, ok := d[key].(string)
+		if !ok {
+			return "", false
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		return string(b), err == nil
+	}
+	d, _ := c["data"].(map[string]any)
+	s, ok := d[key].(string)
+	return s, ok
 }
 
 func (t *valueTrace) place(n *yaml.Node, root manifest.Position) {
