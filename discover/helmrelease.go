@@ -296,6 +296,17 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 	return u
 }
 
+// secretRef names a Flux source with its spec.secretRef, "" when it has
+// none (charts.Source.SecretRef).
+func secretRef(s *manifest.Object) string {
+	c, _ := s.Content()
+	name, _ := nestedString(c, "spec", "secretRef", "name")
+	if name == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s/%s, Secret %s", s.Kind, orDefault(s.Namespace, "default"), s.Name, name)
+}
+
 // releaseName is helm-controller's name for the release: spec.releaseName,
 // else [targetNamespace-]name, shortened to 53 characters with a hash as
 // helm-controller's release.ShortenName does.
@@ -333,6 +344,7 @@ func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) 
 			if err != nil {
 				return nil, "", err
 			}
+			src.SecretRef = secretRef(s)
 			return r.cached(src)
 		case "HelmChart":
 			s := r.ctx.find("HelmChart", refNS, ref.Name)
@@ -368,9 +380,9 @@ func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) 
 		typ, _ := nestedString(c, "spec", "type")
 		insecure, _ := nestedBool(c, "spec", "insecure")
 		if typ == "oci" || strings.HasPrefix(url, "oci://") {
-			return r.cached(charts.Source{Type: "oci", URL: strings.TrimSuffix(url, "/") + "/" + spec.Chart, Version: spec.Version, PlainHTTP: insecure})
+			return r.cached(charts.Source{Type: "oci", URL: strings.TrimSuffix(url, "/") + "/" + spec.Chart, Version: spec.Version, PlainHTTP: insecure, SecretRef: secretRef(s)})
 		}
-		return r.cached(charts.Source{Type: "http", URL: url, Chart: spec.Chart, Version: spec.Version})
+		return r.cached(charts.Source{Type: "http", URL: url, Chart: spec.Chart, Version: spec.Version, SecretRef: secretRef(s)})
 	case "GitRepository":
 		root, ok := "", false
 		if r.opts.GitSource != nil {

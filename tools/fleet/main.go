@@ -8,11 +8,13 @@
 // that chart, as `kiln fetch` would, from a Helm repository served in
 // process on the loopback interface (no other connection is opened).
 //
-//	fleet [-releases 70] [-chart ../shared/gitops/charts/podinfo] [-cache DIR] OUT
+//	fleet [-releases 70] [-chart ../shared/gitops/charts/podinfo] [-cache DIR [-url URL]] OUT
+//	fleet -cache-only -cache DIR -url URL -chart DIR -
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"net"
@@ -36,6 +38,8 @@ func main() {
 	releases := flag.Int("releases", 70, "HelmReleases in the fleet")
 	chartDir := flag.String("chart", "../shared/gitops/charts/podinfo", "the chart every release installs")
 	cacheDir := flag.String("cache", "", "fill this chart cache with the chart (as kiln fetch)")
+	url := flag.String("url", repoURL, "the Helm repository the cache holds the chart for (-cache)")
+	only := flag.Bool("cache-only", false, "fill the cache only (the charts of another repository's HelmReleases); OUT is not written")
 	flag.Parse()
 	if flag.NArg() != 1 || *releases < 1 {
 		fmt.Fprintln(os.Stderr, "usage: fleet [-releases N] [-chart DIR] [-cache DIR] OUT")
@@ -46,12 +50,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
 		os.Exit(1)
 	}
-	if err := write(flag.Arg(0), *releases, ch.Metadata.Version); err != nil {
-		fmt.Fprintln(os.Stderr, "fleet:", err)
-		os.Exit(1)
+	if !*only {
+		if err := write(flag.Arg(0), *releases, ch.Metadata.Version); err != nil {
+			fmt.Fprintln(os.Stderr, "fleet:", err)
+			os.Exit(1)
+		}
 	}
 	if *cacheDir != "" {
-		if err := fill(*cacheDir, *chartDir); err != nil {
+		if err := fill(*cacheDir, *chartDir, *url); err != nil {
 			fmt.Fprintln(os.Stderr, "fleet:", err)
 			os.Exit(1)
 		}
@@ -223,9 +229,9 @@ spec:
 }
 
 // fill stores the chart in the cache at dir as `kiln fetch` stores it from
-// repoURL: packaged, indexed and fetched with kiln's own Fetcher from a
-// repository served in process.
-func fill(dir, chartDir string) error {
+// url: packaged, indexed and fetched with kiln's own Fetcher from a
+// repository served in process (over TLS for an https URL).
+func fill(dir, chartDir, url string) error {
 	ch, err := loader.LoadDir(chartDir)
 	if err != nil {
 		return err
@@ -244,7 +250,7 @@ func fill(dir, chartDir string) error {
 		return err
 	}
 	idx := repo.NewIndexFile()
-	if err := idx.MustAdd(ch.Metadata, filepath.Base(pkg), repoURL, ""); err != nil {
+	if err := idx.MustAdd(ch.Metadata, filepath.Base(pkg), url, ""); err != nil {
 		return err
 	}
 	ip := filepath.Join(tmp, "index.yaml")
@@ -256,19 +262,35 @@ func fill(dir, chartDir string) error {
 		return err
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/podinfo/index.yaml", func(w http.ResponseWriter, _ *http.Request) { w.Write(index) })
-	mux.HandleFunc("/podinfo/"+filepath.Base(pkg), func(w http.ResponseWriter, _ *http.Request) { w.Write(data) })
-	srv := httptest.NewServer(mux)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/index.yaml"):
+			w.Write(index)
+		case strings.HasSuffix(r.URL.Path, "/"+filepath.Base(pkg)):
+			w.Write(data)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	srv := httptest.NewUnstartedServer(mux)
+	tr := &http.Transport{}
+	if strings.HasPrefix(url, "https://") {
+		srv.StartTLS()
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // the in-process server's own certificate
+	} else {
+		srv.Start()
+	}
 	defer srv.Close()
 	addr := srv.Listener.Addr().String()
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
 	f := &charts.Fetcher{
-		Cache: &charts.Cache{Dir: dir},
-		Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
-		}},
+		Cache:            &charts.Cache{Dir: dir},
+		Transport:        tr,
 		RepositoryConfig: filepath.Join(tmp, "no-repositories.yaml"),
 		RegistryConfig:   filepath.Join(tmp, "no-registry.json"),
 	}
-	_, err = f.Fetch(charts.Source{Type: "http", URL: repoURL, Chart: ch.Name(), Version: ch.Metadata.Version})
+	_, err = f.Fetch(charts.Source{Type: "http", URL: url, Chart: ch.Name(), Version: ch.Metadata.Version})
 	return err
 }

@@ -16,7 +16,7 @@ func TestFleet(t *testing.T) {
 	if err := write(out, 5, "6.14.1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := fill(cache, "../../discover/charts/testdata/podinfo"); err != nil {
+	if err := fill(cache, "../../discover/charts/testdata/podinfo", repoURL); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(out)
