@@ -13,7 +13,7 @@
 # the start-up a pre-commit hook or an editor pays on every run) and, when
 # REALWORLD (default ../shared/realworld) holds them, the argo-workflows and
 # argo-cd deploy trees (kustomize builds of large CRDs), each with its bare
-# parse beside it; then Go micro-benchmarks.
+# parse beside it; then a 70-release Flux fleet, cold and warm (e); then Go micro-benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The corpus generator (stdlib-only Python 3) lives in bench/; GEN overrides it.
@@ -78,6 +78,22 @@ for tree in argo-workflows argo-cd; do
   RUNS=1 "$OUT/measure" "(d) cached: cold, $tree" 0 -- "$KILN" lint --cache-dir "$OUT/cache-$tree" -f json "$REALWORLD/$tree"
   "$OUT/measure" "(d) cached: warm, $tree" 0 -- "$KILN" lint --cache-dir "$OUT/cache-$tree" -f json "$REALWORLD/$tree"
 done
+# (e) a Flux fleet (tools/fleet: the layout of ../shared/gitops/flux2-kustomize-helm-example) of FLEET
+# HelmReleases (70) of the podinfo chart, its chart cache filled as kiln fetch fills it (from a Helm
+# repository served in process): cold (no content cache: a new one each run) and warm. Budget on 2
+# cores: cold <= 10 s, warm <= 1 s, peak RSS <= 256 MB.
+GITOPS=${GITOPS:-../shared/gitops}
+if [ -d "$GITOPS/charts/podinfo" ]; then
+  n=${FLEET:-70}
+  fleet="$OUT/fleet-$n"
+  xdg="$OUT/fleet-xdg"
+  rm -rf "$fleet" "$xdg" "$OUT/fleet-cache"
+  go run ./tools/fleet -releases "$n" -chart "$GITOPS/charts/podinfo" -cache "$xdg/kiln/charts" "$fleet"
+  "$OUT/measure" "(e) Flux fleet, $n releases, cold" 0 -- bash -c 'rm -rf "$1"; shift; exec "$@"' _ "$OUT/fleet-cache" \
+    env XDG_CACHE_HOME="$xdg" "$KILN" lint --cache-dir "$OUT/fleet-cache" -f json "$fleet"
+  "$OUT/measure" "(e) Flux fleet, $n releases, warm" 0 -- \
+    env XDG_CACHE_HOME="$xdg" "$KILN" lint --cache-dir "$OUT/fleet-cache" -f json "$fleet"
+fi
 if [ -z "${NO_GOBENCH:-}" ]; then
   go test -run '^$' -bench . -benchtime 3x ./manifest/... ./rules/... ./compiler/... 2>/dev/null | grep -E '^(Benchmark|ok|PASS)' || true
 fi

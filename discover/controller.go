@@ -26,6 +26,9 @@ type ControllerInput struct {
 	// build read, not excluded, not patches), in input order; the objects
 	// of the others are in Units.
 	Files []string
+	// Marks are what one read of each of Files found in its bytes
+	// (scanMarks): a controller parses only the files marked for it.
+	Marks map[string]Marks
 	// Units are the kustomizations built (the topmost ones) and the
 	// units of the controllers called before this one.
 	Units []*Unit
@@ -82,6 +85,10 @@ type ControllerOutput struct {
 	Skipped  []manifest.Skipped
 	Warnings []error
 	Errs     []error
+	// GitSource, when set, is the controller's one rule for the folder a
+	// Git source stands for (this repository, or one mapped in
+	// .kiln.yaml), which HelmRelease rendering follows too.
+	GitSource func(namespace, name, file string) (dir string, ok bool)
 }
 
 // build runs a Controller's BuildRequest with the shared sources of one
@@ -108,7 +115,7 @@ func (s *buildShared) build(r BuildRequest) *Built {
 // controller's build read is linted through that build) and returns the
 // files they consumed (absolute paths), which are not linted as plain
 // files.
-func runControllers(opts Options, roots, files []string, kusts *kustOutcome, shared *buildShared, res *Result) map[string]bool {
+func runControllers(opts Options, roots, files []string, marks map[string]Marks, kusts *kustOutcome, shared *buildShared, res *Result) map[string]bool {
 	consumed := map[string]bool{}
 	if len(opts.Controllers) == 0 {
 		return consumed
@@ -116,10 +123,13 @@ func runControllers(opts Options, roots, files []string, kusts *kustOutcome, sha
 	notes := captureOutput()
 	var rendered []*Unit // the controllers' units so far: a later controller renders what they output too
 	for _, c := range opts.Controllers {
-		in := &ControllerInput{Roots: roots, Files: files, Units: append(slices.Clip(kusts.units), rendered...), Build: shared.build}
+		in := &ControllerInput{Roots: roots, Files: files, Marks: marks, Units: append(slices.Clip(kusts.units), rendered...), Build: shared.build}
 		out := c.Render(in)
 		if out == nil {
 			continue
+		}
+		if out.GitSource != nil && res.gitSource == nil {
+			res.gitSource = out.GitSource
 		}
 		rendered = append(rendered, out.Units...)
 		res.Skipped = append(res.Skipped, out.Skipped...)

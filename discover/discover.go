@@ -37,10 +37,10 @@ type Options struct {
 	// Charts is the chart cache HelmReleases render from (nil: the
 	// default one, charts.DefaultDir; read only, never the network).
 	Charts *charts.Cache
-	// GitSource returns the folder a Flux GitRepository stands for when it
-	// is this repository (a HelmRelease's chart path is read there); nil:
-	// the input's repository when the input declares one GitRepository.
-	GitSource func(namespace, name string) (dir string, ok bool)
+	// GitSource returns the folder a Flux GitRepository stands for, as
+	// seen from a file of the input (a HelmRelease's chart path is read
+	// there); nil: what a Controller says (ControllerOutput.GitSource).
+	GitSource func(namespace, name, file string) (dir string, ok bool)
 	// Controllers render what GitOps controllers deploy from the input
 	// (discover/flux), after the kustomizations are built.
 	Controllers []Controller
@@ -90,6 +90,8 @@ type Result struct {
 	// Charts are the chart sources the HelmReleases name (what `kiln
 	// fetch` downloads), and MissingCharts those not in the chart cache.
 	Charts, MissingCharts []charts.Source
+	// gitSource is a controller's rule for Git sources (Options.GitSource).
+	gitSource func(namespace, name, file string) (string, bool)
 }
 
 // Count returns how many units of a kind were rendered without error.
@@ -178,7 +180,8 @@ func Discover(paths []string, opts Options) *Result {
 	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), shared)
 	kusts := settleKustomizations(builds, notes)
 	files, skipped := c.plainFiles(kusts, excluded)
-	consumed := runControllers(opts, dirArgs(paths), files, kusts, shared, res)
+	marks := scanMarks(files)
+	consumed := runControllers(opts, dirArgs(paths), files, marks, kusts, shared, res)
 	files = filterOut(files, func(f string) bool { return f != manifest.Stdin && consumed[pathkey.Real(f)] })
 	res.Units = append(res.Units, kusts.units...)
 	res.Skipped = append(res.Skipped, kusts.skipped...)
@@ -198,7 +201,7 @@ func Discover(paths []string, opts Options) *Result {
 	}
 	res.Files = append(res.Files, files...)
 	res.Skipped = append(res.Skipped, skipped...)
-	res.renderHelmReleases(paths, opts)
+	res.renderHelmReleases(marks, opts)
 	sort.SliceStable(res.Units, func(i, j int) bool { return res.Units[i].Dir < res.Units[j].Dir })
 	return res
 }
@@ -277,11 +280,12 @@ func (c *candidates) addFile(p string) {
 // which is holds, as a path relative like file's.
 func enclosing(file string, is func(dir string) bool) string {
 	dir := filepath.Dir(file)
+	repo := pathkey.RepoRoot(dir)
 	for i := 0; i < 64; i++ {
 		if is(dir) {
 			return dir
 		}
-		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		if repo != "" && pathkey.Abs(dir) == repo {
 			return ""
 		}
 		parent := filepath.Join(dir, "..")

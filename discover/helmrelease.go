@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	fluxchartutil "github.com/fluxcd/pkg/chartutil"
 	"github.com/go-logr/logr"
 	"github.com/kilnhq/kiln/discover/charts"
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -57,6 +59,9 @@ type HelmReleases struct {
 	Missing []charts.Source
 	// Warnings are what rendering could not do but is no input error.
 	Warnings []error
+	// Loaded counts the chart versions loaded and parsed: once each per
+	// call, however many releases install them.
+	Loaded int
 }
 
 // RenderHelmReleases renders every HelmRelease among releases as
@@ -70,7 +75,7 @@ type HelmReleases struct {
 // calls it on the input's files and rendered units.
 func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *HelmReleases {
 	out := &HelmReleases{}
-	r := &releaseRenderer{opts: opts, ctx: newFluxContext(context), out: out, loaded: map[string][]byte{}}
+	r := &releaseRenderer{opts: opts, ctx: newFluxContext(context), out: out, parsed: map[string]*chart.Chart{}}
 	if opts.Charts != nil {
 		r.cache = opts.Charts
 	} else if c, err := charts.Open(""); err == nil {
@@ -162,7 +167,22 @@ type releaseRenderer struct {
 	ctx    *fluxContext
 	cache  *charts.Cache
 	out    *HelmReleases
-	loaded map[string][]byte // a cached chart's bytes by digest, read once per run
+	parsed map[string]*chart.Chart // a chart by digest or folder, loaded and parsed once per call
+}
+
+// load returns the chart parsed under key, parsing it with parse the first
+// time, as a copy each release may change (chartCopy).
+func (r *releaseRenderer) load(key string, parse func() (*chart.Chart, error)) (*chart.Chart, error) {
+	ch, ok := r.parsed[key]
+	if !ok {
+		var err error
+		if ch, err = parse(); err != nil {
+			return nil, err
+		}
+		r.parsed[key] = ch
+		r.out.Loaded++
+	}
+	return chartCopy(ch), nil
 }
 
 // render renders one HelmRelease into its unit.
@@ -193,9 +213,10 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 		return fail("cannot read its spec: %v", err)
 	}
 	node := o.Node()
-	var valuesNode *yaml.Node
+	var valuesNode, fromNode *yaml.Node
 	if spec := yamlnode.Value(node, "spec"); spec != nil {
 		valuesNode = yamlnode.Value(spec, "values")
+		fromNode = yamlnode.Value(spec, "valuesFrom")
 	}
 
 	ch, chartDir, err := r.chart(o, ns, &hr)
@@ -253,6 +274,7 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 		}
 	} else {
 		trace := newValueTrace(valuesNode)
+		trace.addFrom(r.valuesFromTrace(ns, &hr, fromNode))
 		cr.crdFile = func(string) string { return o.File }
 		cr.place = func(string, string) (string, func(*yaml.Node)) {
 			return o.File, func(n *yaml.Node) { trace.place(n, o.Pos()) }
@@ -266,10 +288,23 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 	renderLoaded(src, cr)
 	// Findings on what the release renders name it, and its
 	// kiln.dev/ignore applies to them, as for a Flux Kustomization's.
+	// They deploy into the cluster the HelmRelease is deployed into.
 	for _, ro := range src.Objects {
 		ro.Via, ro.ViaIgnore = "HelmRelease "+ns+"/"+o.Name, o.Annotations["kiln.dev/ignore"]
+		ro.Cluster = manifest.ClusterOf(o)
 	}
 	return u
+}
+
+// secretRef names a Flux source with its spec.secretRef, "" when it has
+// none (charts.Source.SecretRef).
+func secretRef(s *manifest.Object) string {
+	c, _ := s.Content()
+	name, _ := nestedString(c, "spec", "secretRef", "name")
+	if name == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s/%s, Secret %s", s.Kind, orDefault(s.Namespace, "default"), s.Name, name)
 }
 
 // releaseName is helm-controller's name for the release: spec.releaseName,
@@ -309,6 +344,7 @@ func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) 
 			if err != nil {
 				return nil, "", err
 			}
+			src.SecretRef = secretRef(s)
 			return r.cached(src)
 		case "HelmChart":
 			s := r.ctx.find("HelmChart", refNS, ref.Name)
@@ -344,24 +380,30 @@ func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) 
 		typ, _ := nestedString(c, "spec", "type")
 		insecure, _ := nestedBool(c, "spec", "insecure")
 		if typ == "oci" || strings.HasPrefix(url, "oci://") {
-			return r.cached(charts.Source{Type: "oci", URL: strings.TrimSuffix(url, "/") + "/" + spec.Chart, Version: spec.Version, PlainHTTP: insecure})
+			return r.cached(charts.Source{Type: "oci", URL: strings.TrimSuffix(url, "/") + "/" + spec.Chart, Version: spec.Version, PlainHTTP: insecure, SecretRef: secretRef(s)})
 		}
-		return r.cached(charts.Source{Type: "http", URL: url, Chart: spec.Chart, Version: spec.Version})
+		return r.cached(charts.Source{Type: "http", URL: url, Chart: spec.Chart, Version: spec.Version, SecretRef: secretRef(s)})
 	case "GitRepository":
 		root, ok := "", false
 		if r.opts.GitSource != nil {
-			root, ok = r.opts.GitSource(srcNS, spec.SourceRef.Name)
+			root, ok = r.opts.GitSource(srcNS, spec.SourceRef.Name, o.File)
 		}
 		if !ok {
 			return nil, "", fmt.Errorf("its chart is in GitRepository %s/%s, which kiln does not know to be this repository (map it to a folder in flux.sources in .kiln.yaml)", srcNS, spec.SourceRef.Name)
 		}
 		dir := filepath.Join(root, filepath.FromSlash(spec.Chart))
-		ch, err := loader.LoadDir(dir)
+		ch, err := r.load("dir:"+pathkey.Real(dir), func() (*chart.Chart, error) {
+			ch, err := loader.LoadDir(dir)
+			if err != nil {
+				return nil, fmt.Errorf("cannot load the chart %s: %v", dir, err)
+			}
+			if missing := resolveDependencies(ch, dir); len(missing) > 0 {
+				return nil, fmt.Errorf("chart %q needs dependency %q (repository %q), which is not in %s/charts", ch.Name(), missing[0].name, missing[0].repo, dir)
+			}
+			return ch, nil
+		})
 		if err != nil {
-			return nil, "", fmt.Errorf("cannot load the chart %s: %v", dir, err)
-		}
-		if missing := resolveDependencies(ch, dir); len(missing) > 0 {
-			return nil, "", fmt.Errorf("chart %q needs dependency %q (repository %q), which is not in %s/charts", ch.Name(), missing[0].name, missing[0].repo, dir)
+			return nil, "", err
 		}
 		return ch, dir, nil
 	default:
@@ -403,16 +445,19 @@ func (r *releaseRenderer) cached(src charts.Source) (*chart.Chart, string, error
 		}
 		return nil, "", fmt.Errorf("chart %s: %v", src, err)
 	}
-	data, ok := r.loaded[c.Digest]
-	if !ok {
-		if data, err = os.ReadFile(c.Path); err != nil {
-			return nil, "", err
+	ch, err := r.load("sha256:"+c.Digest, func() (*chart.Chart, error) {
+		data, err := os.ReadFile(c.Path)
+		if err != nil {
+			return nil, err
 		}
-		r.loaded[c.Digest] = data
-	}
-	ch, err := loader.LoadArchive(bytes.NewReader(data))
+		ch, err := loader.LoadArchive(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("chart %s version %s: %v", src, c.Version, err)
+		}
+		return ch, nil
+	})
 	if err != nil {
-		return nil, "", fmt.Errorf("chart %s version %s: %v", src, c.Version, err)
+		return nil, "", err
 	}
 	return ch, "", nil
 }
@@ -593,6 +638,8 @@ func sortedKeys(m map[string]string) []string {
 // at the HelmRelease: a rendered `key: value` whose key and value are
 // those of exactly one `key: value` of spec.values is at that line (a
 // privileged container set through values is reported where it is set);
+// one that only a valuesFrom ConfigMap or Secret sets is at the
+// valuesFrom entry that takes it (its targetPath for a single value);
 // everything else at the nearest such parent, else at the HelmRelease.
 type valueTrace struct {
 	at map[string]*yaml.Node // "key\x00value" → the key node in spec.values (nil: ambiguous)
@@ -624,6 +671,111 @@ func newValueTrace(values *yaml.Node) *valueTrace {
 	}
 	walk(values)
 	return t
+}
+
+// addFrom adds the pairs valuesFrom sets (valuesFromTrace) that
+// spec.values does not: spec.values is merged over them.
+func (t *valueTrace) addFrom(from map[string]*yaml.Node) {
+	for k, at := range from {
+		if _, set := t.at[k]; !set {
+			t.at[k] = at
+		}
+	}
+}
+
+// valuesFromTrace returns the `key: value` pairs each valuesFrom entry
+// (fromNode, spec.valuesFrom as written) sets, each at the entry's node:
+// the values of its ConfigMap or Secret of the input (valuesKey, else
+// values.yaml), or the one value it puts at targetPath. A pair two
+// entries set is ambiguous (nil). The values' own lines are in the
+// ConfigMap's file, and a rendered object's positions are in one file,
+// the HelmRelease's.
+func (r *releaseRenderer) valuesFromTrace(ns string, hr *helmRelease, fromNode *yaml.Node) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if fromNode == nil || fromNode.Kind != yaml.SequenceNode {
+		return out
+	}
+	add := func(key string, at *yaml.Node) {
+		if _, dup := out[key]; dup {
+			out[key] = nil
+			return
+		}
+		out[key] = at
+	}
+	for i, ref := range hr.Spec.ValuesFrom {
+		if i >= len(fromNode.Content) || (ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
+			continue
+		}
+		entry := fromNode.Content[i]
+		if entry.Kind != yaml.MappingNode || len(entry.Content) == 0 {
+			continue
+		}
+		text, ok := r.valuesText(ref.Kind, ns, ref.Name, ref.GetValuesKey())
+		if !ok {
+			continue
+		}
+		if ref.TargetPath != "" {
+			at := entry.Content[0]
+			for j := 0; j+1 < len(entry.Content); j += 2 {
+				if entry.Content[j].Value == "targetPath" {
+					at = entry.Content[j]
+				}
+			}
+			path := strings.Split(ref.TargetPath, ".")
+			add(path[len(path)-1]+"\x00"+text, at)
+			continue
+		}
+		var doc yaml.Node
+		if yaml.Unmarshal([]byte(text), &doc) != nil {
+			continue
+		}
+		var walk func(n *yaml.Node)
+		walk = func(n *yaml.Node) {
+			if n.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(n.Content); j += 2 {
+					if v := n.Content[j+1]; v.Kind == yaml.ScalarNode {
+						add(n.Content[j].Value+"\x00"+v.Value, entry.Content[0])
+					}
+				}
+			}
+			for _, c := range n.Content {
+				walk(c)
+			}
+		}
+		walk(&doc)
+	}
+	return out
+}
+
+// valuesText returns the text a ConfigMap or Secret of the input holds
+// under key (a Secret's data decoded; its stringData as the API server
+// would store it).
+func (r *releaseRenderer) valuesText(kind, ns, name, key string) (string, bool) {
+	o := r.ctx.find(kind, ns, name)
+	if o == nil {
+		return "", false
+	}
+	c, err := o.Content()
+	if err != nil {
+		return "", false
+	}
+	if kind == "Secret" {
+		if sd, _ := c["stringData"].(map[string]any); sd != nil {
+			if s, ok := sd[key].(string); ok {
+				return s, true
+			}
+		}
+		d, _ := c["data"].(map[string]any)
+		s, ok := d[key].(string)
+		if !ok {
+			return "", false
+		}
+		b, err := base64.StdEncoding.DecodeString(s)
+		return string(b), err == nil
+	}
+	d, _ := c["data"].(map[string]any)
+	s, ok := d[key].(string)
+	return s, ok
 }
 
 func (t *valueTrace) place(n *yaml.Node, root manifest.Position) {

@@ -1,19 +1,16 @@
 package discover
 
 import (
-	"bytes"
-	"os"
-	"path/filepath"
-
 	"github.com/kilnhq/kiln/manifest"
 )
 
 // renderHelmReleases renders the HelmReleases of the plain files and of
 // the rendered units into units of their own, with every object of the
 // run that a HelmRelease may name (sources, ConfigMaps, Secrets) as
-// context. Files are parsed here only when they may hold such objects,
-// and only when some HelmRelease is in the input.
-func (res *Result) renderHelmReleases(paths []string, opts Options) {
+// context. Files are parsed here only when their marks (one scan per
+// discovery, scanMarks) say they may hold such objects, and only when some
+// HelmRelease is in the input.
+func (res *Result) renderHelmReleases(marks map[string]Marks, opts Options) {
 	var releases, context []*manifest.Object
 	for _, u := range res.Units {
 		for _, o := range u.Source.Objects {
@@ -26,17 +23,11 @@ func (res *Result) renderHelmReleases(paths []string, opts Options) {
 	var candidates []string
 	found := len(releases) > 0
 	for _, f := range res.Files {
-		if f == manifest.Stdin {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(data, []byte("helm.toolkit.fluxcd.io")) {
+		m := marks[f]
+		if m&MarkHelmRelease != 0 {
 			found = true
 		}
-		if bytes.Contains(data, []byte("toolkit.fluxcd.io")) || bytes.Contains(data, []byte("ConfigMap")) || bytes.Contains(data, []byte("Secret")) {
+		if m&(MarkToolkit|MarkConfig) != 0 {
 			candidates = append(candidates, f)
 		}
 	}
@@ -53,46 +44,11 @@ func (res *Result) renderHelmReleases(paths []string, opts Options) {
 		}
 	}
 	if opts.GitSource == nil {
-		opts.GitSource = oneGitSource(paths, context)
+		opts.GitSource = res.gitSource
 	}
 	hr := RenderHelmReleases(releases, context, opts)
 	res.Units = append(res.Units, hr.Units...)
 	res.Warnings = append(res.Warnings, hr.Warnings...)
 	res.Charts = append(res.Charts, hr.Charts...)
 	res.MissingCharts = append(res.MissingCharts, hr.Missing...)
-}
-
-// oneGitSource takes the input's one GitRepository, if it declares
-// exactly one, to be the repository the input is in (its root: the
-// nearest directory above the first path that holds .git, else that
-// path).
-func oneGitSource(paths []string, context []*manifest.Object) func(string, string) (string, bool) {
-	var git []*manifest.Object
-	for _, o := range context {
-		if o.Kind == "GitRepository" {
-			git = append(git, o)
-		}
-	}
-	if len(git) != 1 || len(paths) == 0 {
-		return func(string, string) (string, bool) { return "", false }
-	}
-	root := paths[0]
-	if st, err := os.Stat(root); err == nil && !st.IsDir() {
-		root = filepath.Dir(root)
-	}
-	for d := root; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			root = d
-			break
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
-	}
-	name, ns := git[0].Name, git[0].Namespace
-	return func(namespace, n string) (string, bool) {
-		return root, n == name && (ns == "" || ns == namespace)
-	}
 }

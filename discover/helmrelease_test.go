@@ -120,13 +120,14 @@ func lineWith(t *testing.T, file, s string) int {
 // TestHelmReleases renders testdata/flux's HelmReleases from a cache kiln
 // fetch filled: valuesFrom (a values.yaml, then a value at a targetPath)
 // under spec.values; a privileged container set through values, placed
-// at that values line; a post-renderer; a chart never fetched (one error
+// at that values line; one set through a valuesFrom ConfigMap, placed at
+// the valuesFrom entry (and a targetPath value at its targetPath); a post-renderer; a chart never fetched (one error
 // naming kiln fetch, the rest rendered); a values schema violation at the
 // values line, its library's schema read from the chart's files.
 func TestHelmReleases(t *testing.T) {
 	cache := fetched(t, "https://charts.kiln.test/podinfo")
 	dir := "testdata/flux"
-	res := Discover([]string{dir}, Options{Charts: cache, GitSource: func(ns, name string) (string, bool) {
+	res := Discover([]string{dir}, Options{Charts: cache, GitSource: func(ns, name, _ string) (string, bool) {
 		return dir, ns == "flux-system" && name == "flux-system"
 	}})
 
@@ -159,6 +160,18 @@ func TestHelmReleases(t *testing.T) {
 	pos := dep.Locate("spec.template.spec.containers[0].securityContext.privileged")
 	if want := lineWith(t, file, "privileged: true"); pos.File != file || pos.Line != want {
 		t.Errorf("privileged at %s, want %s:%d (the values line)", pos, file, want)
+	}
+
+	// Values a valuesFrom ConfigMap sets are at the entry that takes them.
+	fromcm := objectOf(t, releaseUnit(t, res, "fromcm"), "Deployment")
+	cfile := filepath.Join(dir, "apps", "fromcm.yaml")
+	for field, want := range map[string]int{
+		"spec.template.spec.containers[0].securityContext.privileged": lineWith(t, cfile, "- kind: ConfigMap"),
+		"spec.template.spec.containers[0].securityContext.runAsUser":  lineWith(t, cfile, "targetPath:"),
+	} {
+		if pos := fromcm.Locate(field); pos.File != cfile || pos.Line != want {
+			t.Errorf("fromcm's %s at %s, want %s:%d (its valuesFrom entry)", field, pos, cfile, want)
+		}
 	}
 
 	patched := releaseUnit(t, res, "patched")

@@ -100,6 +100,12 @@ type Object struct {
 	// that relate objects relate only objects of one unit. Empty for an object
 	// read from a plain file: the directory of File (see UnitOf).
 	Unit string
+	// Cluster names the cluster the object is deployed into when a GitOps
+	// controller's unit deploys it (set by discover: the Flux tree or the
+	// folder its HelmRelease or Kustomization is in); "" for the others,
+	// whose unit is their cluster (see ClusterOf). Objects of one cluster
+	// with the same identity are one object even across units.
+	Cluster string
 	// Via names what rendered the object for the people reading its
 	// findings ("Kustomization flux-system/apps"), set by discover; ""
 	// for an object read as written or rendered from its own directory.
@@ -358,6 +364,17 @@ func UnitOf(o *Object) string {
 		return o.Unit
 	}
 	return filepath.Dir(o.File)
+}
+
+// ClusterOf returns what the object is deployed into together with other
+// units: its Cluster, else its unit (UnitOf). Two units whose objects have
+// one ClusterOf deploy into one cluster, so an identity defined in both is
+// defined twice there.
+func ClusterOf(o *Object) string {
+	if o.Cluster != "" {
+		return o.Cluster
+	}
+	return UnitOf(o)
 }
 
 // Key names one definition in the input: where it was read and what it

@@ -34,6 +34,9 @@ type Fetched struct {
 	Missing []charts.Source
 	// Errs say why a source could not be fetched.
 	Errs []error
+	// Notes say, once per Flux source, what kiln fetch could not use (a
+	// spec.secretRef: kiln cannot read cluster Secrets).
+	Notes []string
 }
 
 // Fetch finds every chart source the input's HelmReleases name (as lint
@@ -47,10 +50,15 @@ func (s *Session) Fetch(paths []string, o FetchOptions) (*Fetched, error) {
 	found := s.discover(paths, readOptions{charts: cache})
 	out := &Fetched{}
 	seen := map[charts.Source]bool{}
+	said := map[string]bool{}
 	for _, src := range found.Charts {
 		if !seen[src] {
 			seen[src] = true
 			out.Sources = append(out.Sources, src)
+		}
+		if src.SecretRef != "" && !said[src.SecretRef] {
+			said[src.SecretRef] = true
+			out.Notes = append(out.Notes, fmt.Sprintf("note: %s (spec.secretRef): kiln cannot read cluster Secrets, so kiln fetch takes the credentials for %s from Helm's repository and registry config, Docker's config and the environment", src.SecretRef, src.URL))
 		}
 	}
 	f := &charts.Fetcher{Cache: cache, Transport: o.Transport}

@@ -63,7 +63,7 @@ func TestFetch(t *testing.T) {
 	input := `apiVersion: source.toolkit.fluxcd.io/v1
 kind: HelmRepository
 metadata: {name: podinfo, namespace: apps}
-spec: {url: "https://charts.kiln.test/podinfo"}
+spec: {url: "https://charts.kiln.test/podinfo", secretRef: {name: repo-creds}}
 ---
 apiVersion: source.toolkit.fluxcd.io/v1
 kind: OCIRepository
@@ -76,6 +76,13 @@ spec:
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: from-http, namespace: apps}
+spec:
+  chart:
+    spec: {chart: podinfo, version: "*", sourceRef: {kind: HelmRepository, name: podinfo}}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: from-http-too, namespace: apps}
 spec:
   chart:
     spec: {chart: podinfo, version: "*", sourceRef: {kind: HelmRepository, name: podinfo}}
@@ -111,6 +118,11 @@ spec:
 	out, err := s.Fetch([]string{dir}, FetchOptions{CacheDir: cacheDir, Transport: transport})
 	if err != nil || len(out.Errs) > 0 || len(out.Charts) != 2 {
 		t.Fatalf("fetch: %+v, %v; want both charts", out, err)
+	}
+	// The HelmRepository's secretRef (two releases use it) is said once;
+	// the fetch goes on with the credentials kiln has.
+	if len(out.Notes) != 1 || !strings.Contains(out.Notes[0], "HelmRepository apps/podinfo, Secret repo-creds") || !strings.Contains(out.Notes[0], "cannot read cluster Secrets") {
+		t.Errorf("notes %q, want one naming the HelmRepository's Secret", out.Notes)
 	}
 	for _, c := range out.Charts {
 		if c.Version != "6.14.1" {

@@ -1,12 +1,13 @@
 package session
 
 import (
-	"github.com/kilnhq/kiln/internal/judgecache"
 	"os"
 	"path/filepath"
 
 	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/discover/flux"
+	"github.com/kilnhq/kiln/internal/judgecache"
+	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
@@ -146,22 +147,14 @@ func repoContext(args []string, found *discover.Result, set *settings.Settings) 
 // repoRoot returns the nearest directory above path that holds .git
 // (relative to the current directory where it can be), or "".
 func repoRoot(path string) string {
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
+	dir := pathkey.RepoRoot(path)
+	if dir == "" {
 		return ""
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-			if wd, err := os.Getwd(); err == nil {
-				if rel, err := filepath.Rel(wd, dir); err == nil {
-					return rel
-				}
-			}
-			return dir
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, dir); err == nil {
+			return rel
 		}
-		if filepath.Dir(dir) == dir {
-			return ""
-		}
-		dir = filepath.Dir(dir)
 	}
+	return dir
 }

@@ -25,6 +25,9 @@ func newFetchCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, n := range out.Notes {
+				fmt.Fprintln(e.stderr, n)
+			}
 			for _, c := range out.Charts {
 				fmt.Fprintf(e.stdout, "%s %s %s\n", c.Digest, c.Version, c.Source)
 			}

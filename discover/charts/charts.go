@@ -51,6 +51,11 @@ type Source struct {
 	// InsecureSkipTLSVerify accepts any certificate: only where the
 	// source says so (`insecure: true`).
 	PlainHTTP, InsecureSkipTLSVerify bool
+	// SecretRef names the Flux source whose spec.secretRef holds its
+	// credentials ("HelmRepository ns/name, Secret regcred"): kiln cannot
+	// read cluster Secrets, so kiln fetch says so and takes credentials
+	// from Helm's and Docker's config and the environment instead.
+	SecretRef string
 }
 
 // String names the source as a user would write it.

@@ -14,7 +14,6 @@
 package flux
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -63,19 +62,15 @@ func (b *Build) Name() string {
 	return str(meta(b.Object), "namespace") + "/" + str(meta(b.Object), "name")
 }
 
-// fluxMarkers are the API groups that make a file worth reading for Flux.
-var fluxMarkers = [][]byte{[]byte("toolkit.fluxcd.io"), []byte("fluxcd.controlplane.io"), []byte("source.extensions.fluxcd.io")}
-
 // Render builds the Flux Kustomizations of the input.
 func (c *Controller) Render(in *discover.ControllerInput) *discover.ControllerOutput {
 	r := &run{in: in, c: c, out: &discover.ControllerOutput{Consumed: map[string]bool{}}, cache: map[string]*result{}, unresolved: map[sourceRef][]string{}, unresolvedPos: map[sourceRef]manifest.Position{}}
 	var objs []*object
 	for _, f := range in.Files {
-		data, err := os.ReadFile(f)
-		if err != nil || !hasMarker(data) {
+		if in.Marks[f]&(discover.MarkToolkit|discover.MarkFluxExtra) == 0 {
 			continue
 		}
-		objs = append(objs, readObjects(f, data)...)
+		objs = append(objs, readFile(f)...)
 	}
 	for _, u := range in.Units {
 		for _, o := range u.Source.Objects {
@@ -97,7 +92,7 @@ func (c *Controller) Render(in *discover.ControllerInput) *discover.ControllerOu
 			}
 		}
 	}
-	if len(found) == 0 {
+	if len(objs) == 0 {
 		return nil
 	}
 	sources := map[string]string{}
@@ -105,6 +100,10 @@ func (c *Controller) Render(in *discover.ControllerInput) *discover.ControllerOu
 		sources[k] = v
 	}
 	r.res = newResolver(sources, in.Roots, objs, found)
+	r.out.GitSource = r.res.gitSource
+	if len(found) == 0 {
+		return r.out
+	}
 	if r.res.repo.kind != "" {
 		r.out.Warnings = append(r.out.Warnings, fmt.Errorf("note: flux: %s is taken as this repository (%s), %s; flux.sources in .kiln.yaml maps sources to folders",
 			r.res.repo, r.res.rootFor(found[0].obj.pos.File), r.res.repoBy))
@@ -112,15 +111,6 @@ func (c *Controller) Render(in *discover.ControllerInput) *discover.ControllerOu
 	r.renderAll(found)
 	r.sayUnresolved()
 	return r.out
-}
-
-func hasMarker(data []byte) bool {
-	for _, m := range fluxMarkers {
-		if bytes.Contains(data, m) {
-			return true
-		}
-	}
-	return false
 }
 
 func isKustomization(o *object) bool {
@@ -218,7 +208,7 @@ func (r *run) tree(root *kustomization, covered map[manifest.Position]bool) {
 		if res == nil {
 			continue
 		}
-		r.emit(k, res)
+		r.emit(k, res, root.obj.cluster)
 		if !res.ok() {
 			continue
 		}
@@ -243,8 +233,9 @@ func (r *run) tree(root *kustomization, covered map[manifest.Position]bool) {
 	}
 }
 
-// emit makes a built Kustomization a unit; what it read is consumed.
-func (r *run) emit(k *kustomization, res *result) {
+// emit makes a built Kustomization a unit deploying into cluster (its
+// tree's root's); what it read is consumed.
+func (r *run) emit(k *kustomization, res *result, cluster string) {
 	if res.emitted {
 		return
 	}
@@ -252,6 +243,9 @@ func (r *run) emit(k *kustomization, res *result) {
 	r.out.Warnings = append(r.out.Warnings, res.notes...)
 	if res.unit == nil {
 		return
+	}
+	for _, o := range res.unit.Source.Objects {
+		o.Cluster = cluster
 	}
 	r.out.Units = append(r.out.Units, res.unit)
 	r.c.Builds = append(r.c.Builds, &Build{Object: k.obj.content, Pos: k.obj.pos, Dir: res.dir, Vars: res.vars, Unit: res.unit})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kilnhq/kiln/manifest"
@@ -15,6 +16,9 @@ import (
 type object struct {
 	content map[string]any
 	pos     manifest.Position
+	// cluster is what the object is deployed into with others
+	// (manifest.ClusterOf): a tree rooted at it deploys there.
+	cluster string
 }
 
 func (o *object) apiVersion() string { return str(o.content, "apiVersion") }
@@ -73,12 +77,12 @@ func readObjects(path string, data []byte) []*object {
 		if n.Kind != yaml.MappingNode || n.Decode(&m) != nil {
 			continue
 		}
-		o := &object{content: m, pos: manifest.Position{File: path, Line: n.Line, Column: n.Column}}
+		o := &object{content: m, pos: manifest.Position{File: path, Line: n.Line, Column: n.Column}, cluster: filepath.Dir(path)}
 		if strings.HasSuffix(o.kind(), "List") {
 			items, _ := m["items"].([]any)
 			for _, it := range items {
 				if im, ok := it.(map[string]any); ok {
-					if x := (&object{content: im, pos: o.pos}); x.apiVersion() != "" && x.kind() != "" {
+					if x := (&object{content: im, pos: o.pos, cluster: o.cluster}); x.apiVersion() != "" && x.kind() != "" {
 						out = append(out, x)
 					}
 				}
@@ -98,5 +102,5 @@ func fromManifest(o *manifest.Object) *object {
 	if err != nil || c == nil {
 		return nil
 	}
-	return &object{content: c, pos: o.Pos()}
+	return &object{content: c, pos: o.Pos(), cluster: manifest.ClusterOf(o)}
 }

@@ -56,6 +56,14 @@ type artifact struct {
 
 type copyOp struct{ from, to string }
 
+// gitSource returns the folder a GitRepository stands for as seen from a
+// Kustomization or HelmRelease written in file (discover's
+// ControllerOutput.GitSource): the one rule for "this repository".
+func (r *resolver) gitSource(namespace, name, file string) (string, bool) {
+	dir, _ := r.resolve(sourceRef{"GitRepository", namespace, name}, file, 0)
+	return dir, dir != ""
+}
+
 // rootFor returns the lint root a file lies under ("" if none).
 func (r *resolver) rootFor(file string) string {
 	best := ""
@@ -272,7 +280,7 @@ func instanceKustomization(o *object) *object {
 	spec, _ := o.content["spec"].(map[string]any)
 	sync, _ := spec["sync"].(map[string]any)
 	path := str(sync, "path")
-	return &object{pos: o.pos, content: map[string]any{
+	return &object{pos: o.pos, cluster: o.cluster, content: map[string]any{
 		"apiVersion": "kustomize.toolkit.fluxcd.io/v1",
 		"kind":       "Kustomization",
 		"metadata":   map[string]any{"name": src.name, "namespace": src.namespace},

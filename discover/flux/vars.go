@@ -1,13 +1,12 @@
 package flux
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
+	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/manifest"
 )
 
@@ -103,11 +102,10 @@ func (r *run) readInput() {
 	}
 	r.read = true
 	for _, f := range r.in.Files {
-		data, err := os.ReadFile(f)
-		if err != nil || !bytes.Contains(data, []byte("ConfigMap")) && !bytes.Contains(data, []byte("Secret")) {
+		if r.in.Marks[f]&discover.MarkConfig == 0 {
 			continue
 		}
-		for _, o := range readObjects(f, data) {
+		for _, o := range readFile(f) {
 			if k := o.kind(); k == "ConfigMap" || k == "Secret" {
 				r.input = append(r.input, o)
 			}

@@ -2,7 +2,10 @@
 // one identity for a path however it was written.
 package pathkey
 
-import "path/filepath"
+import (
+	"os"
+	"path/filepath"
+)
 
 // Abs is p made absolute, or p cleaned when it cannot be.
 func Abs(p string) string {
@@ -25,4 +28,25 @@ func Real(p string) string {
 		return filepath.Join(Real(dir), filepath.Base(a))
 	}
 	return a
+}
+
+// RepoRoot returns the repository a path is in: the nearest directory at
+// or above it (above a file: from its folder) that holds .git, as an
+// absolute path; "" when none does. It is kiln's one reading of "the
+// repository's root".
+func RepoRoot(path string) string {
+	dir := Abs(path)
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }

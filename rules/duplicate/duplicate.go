@@ -1,8 +1,9 @@
 // Package duplicate holds object/duplicate: the same object (API group,
-// kind, namespace and name) defined twice in one rendered unit. kubectl
-// apply applies both copies in turn and the last one read wins, silently;
-// a GitOps controller reports the resource as defined twice or flaps
-// between the copies.
+// kind, namespace and name) defined twice in what one apply unit deploys,
+// or in two units that deploy into one cluster (manifest.ClusterOf).
+// kubectl apply applies both copies in turn and the last one read wins,
+// silently; a GitOps controller reports the resource as defined twice, or
+// two controllers flap between the copies.
 package duplicate
 
 import (
@@ -59,7 +60,7 @@ func prepare(p *rules.Pass) (rules.Judge, error) {
 		if o.Name == "" || !named(o) {
 			return
 		}
-		c := copyOf{key: identityHash(manifest.IdentityOf(o)), def: definition{order: o.Order, digest: digest(o)}}
+		c := copyOf{key: identityHash(clusterIdentity(o)), def: definition{order: o.Order, digest: digest(o)}}
 		mu.Lock()
 		seen.add(c)
 		mu.Unlock()
@@ -118,6 +119,16 @@ func (d *definitions) copies() []copyOf {
 		i = j
 	}
 	return out
+}
+
+// clusterIdentity is the object's identity in the cluster it is deployed
+// into: within one unit, or across the units of one cluster (the Flux
+// Kustomizations of one tree, the HelmReleases they deploy, and what the
+// folder that declares a HelmRelease applies with it).
+func clusterIdentity(o *manifest.Object) manifest.Identity {
+	id := manifest.IdentityOf(o)
+	id.Unit = manifest.ClusterOf(o)
+	return id
 }
 
 // identityHash is a digest of an identity, by which the checker groups definitions.
@@ -198,24 +209,28 @@ func report(p *rules.Pass, copies []copyOf) {
 		}
 	}
 	found := p.Find(orders)
-	perPair := map[[2]string]int{}
+	// pairs are two files of one unit.
+	pairOf := func(first, again *manifest.Object) [3]string {
+		return [3]string{first.File, again.File, manifest.UnitOf(first)}
+	}
+	perPair := map[[3]string]int{}
 	for _, d := range dups {
 		first, again := found[d.first.order], found[d.again.order]
-		if first != nil && again != nil && first.File != again.File {
-			perPair[[2]string{first.File, again.File}]++
+		if first != nil && again != nil && first.File != again.File && manifest.UnitOf(first) == manifest.UnitOf(again) {
+			perPair[pairOf(first, again)]++
 		}
 	}
 	slices.SortFunc(dups, func(a, b dup) int { return cmp.Compare(a.again.order, b.again.order) })
-	reported := map[[2]string]bool{}
+	reported := map[[3]string]bool{}
 	for _, d := range dups {
 		first, again := found[d.first.order], found[d.again.order]
 		if first == nil || again == nil {
 			continue // changed on disk since it was judged
 		}
-		pair := [2]string{first.File, again.File}
+		pair := pairOf(first, again)
 		ref := again.Ref()
 		at := p.Mark(again, "metadata.name")
-		if n := perPair[pair]; n > 1 {
+		if n := perPair[pair]; n > 1 && manifest.UnitOf(first) == manifest.UnitOf(again) {
 			// One file repeating many objects of another: alternative
 			// bundles (install.yaml, namespace-install.yaml) more often
 			// than a mistake. One finding per pair of files.
@@ -236,16 +251,33 @@ func report(p *rules.Pass, copies []copyOf) {
 		if ref.Namespace != "" {
 			ns = fmt.Sprintf(" in namespace %q", ref.Namespace)
 		}
+		if manifest.UnitOf(first) != manifest.UnitOf(again) {
+			// The copies of two controllers differ by the owner labels
+			// each sets: whether they are alike says nothing here.
+			p.Report(rules.Diagnostic{Rule: Duplicate, At: at, Message: fmt.Sprintf(
+				"%s %q%s is deployed twice into one cluster: here (%s) and at %s (%s); both apply it, so Flux or Helm reports it as owned by the other or the two overwrite each other in turn; keep it in one of them",
+				ref.Kind, ref.Name, ns, unitName(again), first.Pos(), unitName(first))})
+			continue
+		}
 		p.Report(rules.Diagnostic{Rule: Duplicate, At: at, Message: fmt.Sprintf(
 			"%s %q%s is defined twice: here and at %s (%s); kubectl apply applies both and the last one wins without a word, a GitOps controller reports a conflict; keep one definition, or put the copies in separate directories (one per environment)",
 			ref.Kind, ref.Name, ns, first.Pos(), same)})
 	}
 }
 
+// unitName names what deploys an object, for a message: what rendered it
+// (its Via), else its folder.
+func unitName(o *manifest.Object) string {
+	if o.Via != "" {
+		return o.Via
+	}
+	return "applied with the folder " + manifest.UnitOf(o)
+}
+
 var ruleList = []*rules.Rule{{
 	ID:       Duplicate,
 	Severity: rules.Warning,
-	Summary:  "the same object (group, kind, namespace, name) is defined twice in one directory or rendered unit",
+	Summary:  "the same object (group, kind, namespace, name) is defined twice in one apply unit, or in two units deploying into one cluster",
 	Doc: `Two definitions of one object (same API group, kind, namespace and name) in
 the files of one directory, chart or kustomization: kubectl apply -f DIR
 applies both in turn and the last one read wins without a word, so an edit to
@@ -258,10 +290,17 @@ apps/v1beta2 are one group's versions of the same
 object and count as one; objects with only generateName are never
 duplicates.
 
-kiln relates objects within one rendered unit: a chart, a kustomization, or
-(for plain manifests) the files of one directory. Copies in different
-directories (one per environment, an example next to the real thing) are
-separate units and are not reported.
+kiln relates objects within one apply unit: a chart, a kustomization, a Flux
+Kustomization's build, a HelmRelease's release, or (for plain manifests) the
+files of one directory. Copies in different directories (one per
+environment, an example next to the real thing) are separate units and are
+not reported. Units are related across only where they deploy into one
+cluster: the Flux Kustomizations of one tree (a root Kustomization and every
+Kustomization it builds in turn; roots whose files share a folder, such as
+clusters/production/, are one cluster), the HelmReleases those deploy, and
+a HelmRelease with the folder that declares it. Two such units defining one
+object make Flux or Helm report it as owned by the other, or flap between
+the copies. See docs/flux.md.
 
 Fix: keep one definition; if both are needed for different environments,
 put them in separate directories or overlays.`,

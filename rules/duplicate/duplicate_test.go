@@ -17,7 +17,8 @@ func TestRuleDocs(t *testing.T) { ruletest.CheckRules(t, Checker) }
 
 // TestUnits: copies in two files of one directory are duplicates (the
 // message names the first file); copies in separate directories, or in
-// units a renderer named, are not.
+// units a renderer named, are not; units that deploy into one cluster
+// (manifest.Object.Cluster) are related, units of two clusters are not.
 func TestUnits(t *testing.T) {
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: shop}\n"
 	parse := func(file, unit string) *manifest.Object {
@@ -28,6 +29,10 @@ func TestUnits(t *testing.T) {
 		objs[0].Unit = unit
 		return objs[0]
 	}
+	inCluster := func(o *manifest.Object, cluster string) *manifest.Object {
+		o.Cluster = cluster
+		return o
+	}
 	for _, tc := range []struct {
 		name string
 		objs []*manifest.Object
@@ -37,6 +42,9 @@ func TestUnits(t *testing.T) {
 		{"two directories", []*manifest.Object{parse("prod/a.yaml", ""), parse("staging/a.yaml", "")}, 0},
 		{"two charts in one directory", []*manifest.Object{parse("out/a.yaml", "chart:a"), parse("out/b.yaml", "chart:b")}, 0},
 		{"one chart, two template files", []*manifest.Object{parse("c/templates/a.yaml", "chart:c"), parse("c/x/b.yaml", "chart:c")}, 1},
+		{"two units of one cluster", []*manifest.Object{inCluster(parse("apps/a.yaml", "Kustomization apps"), "clusters/prod"), inCluster(parse("infra/a.yaml", "Kustomization infra"), "clusters/prod")}, 1},
+		{"two clusters", []*manifest.Object{inCluster(parse("apps/a.yaml", "Kustomization apps"), "clusters/prod"), inCluster(parse("apps/a.yaml", "Kustomization apps (staging)"), "clusters/staging")}, 0},
+		{"a release and the folder that declares it", []*manifest.Object{parse("deploy/a.yaml", ""), inCluster(parse("chart/t.yaml", "deploy#shop/web"), "deploy")}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := (&rules.Engine{Checkers: []*rules.Checker{Checker}}).Run(tc.objs, nil)

@@ -74,7 +74,7 @@ func TestActionDefinition(t *testing.T) {
 	if a.Name == "" || a.Runs.Using != "composite" {
 		t.Fatalf("action.yml: name %q, runs.using %q; want a named composite action", a.Name, a.Runs.Using)
 	}
-	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url", "step-summary", "baseline", "new-from-rev", "shard", "cache"} {
+	for _, in := range []string{"paths", "format", "kube-version", "policy", "fail-on", "sarif-file", "working-directory", "release-url", "step-summary", "baseline", "new-from-rev", "shard", "cache", "charts"} {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %q missing", in)
 		} else if a.Inputs[in].Description == "" {
@@ -107,6 +107,18 @@ func TestActionDefinition(t *testing.T) {
 	// actions/cache resolves a relative path against the workspace: inside it.
 	if p := cache.With["path"]; p == "" || filepath.IsAbs(p) || strings.HasPrefix(p, "~") || strings.Contains(p, "${{") || strings.HasPrefix(p, "..") {
 		t.Errorf("the cache path %q must be relative, inside the workspace", p)
+	}
+	// The charts: listed offline, restored with actions/cache under a key
+	// made of the sources, fetched only on a miss, read by lint.
+	charts := a.step(t, "charts")
+	if !strings.Contains(charts.Run, "--offline-check") || !strings.Contains(charts.Run, "key=kiln-charts-") {
+		t.Errorf("the charts step must list the sources offline and key the cache on them:\n%s", charts.Run)
+	}
+	if cc := a.step(t, "charts-cache"); !strings.HasPrefix(cc.Uses, "actions/cache@") || cc.With["path"] != ".kiln-action/charts" || !strings.Contains(cc.With["key"], "steps.charts.outputs.key") {
+		t.Errorf("the charts cache step: %+v", cc)
+	}
+	if f := a.step(t, "fetch"); !strings.Contains(f.Run, `"$KILN" fetch`) || !strings.Contains(f.If, "cache-hit != 'true'") {
+		t.Errorf("the fetch step must run kiln fetch on a cache miss: if %q\n%s", f.If, f.Run)
 	}
 	build := a.step(t, "build")
 	if !strings.Contains(build.Run, "go build") || !strings.Contains(build.Run, "./cmd/kiln") {
@@ -691,8 +703,8 @@ func TestActionReleaseDownload(t *testing.T) {
 		j := newActionJob(t, ws, "v0.1.0", map[string]string{"paths": "deploy", "release-url": url})
 		j.env = noGo(t, j.env)
 		r := j.runAll()
-		if strings.Join(j.ran, ",") != "install,judged,lint" {
-			t.Errorf("%s: steps run %v, want install, judged (kiln's content cache) and lint only (no build cache, no build)", url, j.ran)
+		if strings.Join(j.ran, ",") != "install,judged,charts,lint" {
+			t.Errorf("%s: steps run %v, want install, judged (kiln's content cache), charts (no HelmRelease: no chart cache, no fetch) and lint only (no build cache, no build)", url, j.ran)
 		}
 		if r.code != 1 || !strings.Contains(r.stdout, "::error file=deploy/rogue.yaml") {
 			t.Errorf("%s: lint exit %d, want 1 with the finding\n%s%s", url, r.code, r.stdout, r.stderr)
@@ -764,8 +776,8 @@ func TestActionBuildFallback(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if strings.Join(j.ran, ",") != "install,cache,build,judged,lint" {
-		t.Errorf("steps run %v, want install, cache, build, judged, lint", j.ran)
+	if strings.Join(j.ran, ",") != "install,cache,build,judged,charts,lint" {
+		t.Errorf("steps run %v, want install, cache, build, judged, charts, lint", j.ran)
 	}
 	if k := j.outputs["install"]["judged-key"]; !strings.HasPrefix(k, j.outputs["install"]["judged-prefix"]) || k == "" {
 		t.Errorf("content cache key %q does not start with its restore prefix %q", k, j.outputs["install"]["judged-prefix"])
@@ -792,8 +804,8 @@ func TestActionBuildFallback(t *testing.T) {
 	if r := j2.runAll(); r.code != 0 {
 		t.Fatalf("second job: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if strings.Join(j2.ran, ",") != "install,cache,judged,lint" || j2.outputs["install"]["cache-key"] != key {
-		t.Errorf("second job ran %v with key %q; want install, cache (hit on %q), judged, lint", j2.ran, j2.outputs["install"]["cache-key"], key)
+	if strings.Join(j2.ran, ",") != "install,cache,judged,charts,lint" || j2.outputs["install"]["cache-key"] != key {
+		t.Errorf("second job ran %v with key %q; want install, cache (hit on %q), judged, charts, lint", j2.ran, j2.outputs["install"]["cache-key"], key)
 	}
 	// Without Go and without a cached build: a clear failure.
 	j3 := newActionJob(t, writeTree(t, files), "main", nil)
