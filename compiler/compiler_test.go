@@ -214,7 +214,7 @@ var badSpecs = []struct {
 	{"unknown top-level field", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  service: {}\n", 1), 5, `unknown field "service" in spec; did you mean "services"?; allowed: configs, jobs, namespace, services, target, training, volumes`},
 	{"wrong type", svcSpec("      replicas: three\n"), 7, "spec.services.web.replicas must be a whole number"},
 	{"unknown volume in mounts", svcSpec("") + "          mounts: {cache: /cache}\n", 10, `mounts names volume "cache", which spec.volumes does not declare`},
-	{"nodes: 0", trainSpec("foo", "      nodes: 0\n"), 8, "spec.training.foo.nodes: invalid value 0 (out of bound >=1)"},
+	{"nodes: 0", trainSpec("foo", "      nodes: 0\n"), 8, "spec.training.foo.nodes is 0; it must be at least 1"},
 	{"duplicate container names", svcSpec("      sidecars:\n        - {name: app, image: envoy}\n"), 10, `container name "app" is already used by spec.services.web.sidecars[0]`},
 	{"sidecars with target 1.28", strings.Replace(svcSpec("      sidecars:\n        - {name: proxy, image: envoy}\n"), "spec:\n", "spec:\n  target: {kubernetes: \"1.28\"}\n", 1), 8, "on by default only from Kubernetes 1.29"},
 	{"over-long JobSet name", trainSpec(strings.Repeat("x", 46), "      nodes: 16\n"), 6, "at most 57 before the suffix), and \"" + strings.Repeat("x", 46) + "-worker-0-15\" has 58"},
@@ -286,6 +286,8 @@ var badSpecs = []struct {
 	{"gpu resource without vendor", svcSpec("") + "          resources: {gpus: 1, gpuResource: gpu}\n", 10, `gpuResource: invalid value "gpu"; want a vendor's resource name, e.g. nvidia.com/gpu`},
 	{"shm in milli units", svcSpec("      shm: 1m\n"), 7, "1m is 1 thousandths of a byte"},
 	{"gpu pool toleration", strings.Replace(svcSpec(""), "spec:\n", "spec:\n  target: {gpuPool: {tolerations: [{key: gpu, operator: Exists, value: x}]}}\n", 1), 5, "operator Exists matches any value"},
+	{"negative gpus", svcSpec("") + "          resources: {gpus: -1}\n", 10, "spec.services.web.containers[0].resources.gpus is -1; it must be at least 0"},
+	{"autoscale cpu over 1000", svcSpec("      autoscale: {max: 3, cpu: 5000}\n"), 7, "spec.services.web.autoscale.cpu is 5000; it must be at most 1000"},
 	{"header typo", strings.Replace(svcSpec(""), "kiln.dev/v1alpha1", "kiln.dev/v1alpha2", 1), 1, `apiVersion "kiln.dev/v1alpha2" is not an App spec version kiln knows`},
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -315,6 +316,10 @@ func describe(app cue.Value, field string, path []string, msg string) string {
 			return fmt.Sprintf("%s must be %s", subject, want)
 		}
 	}
+	if m := outOfBound.FindStringSubmatch(msg); m != nil {
+		words := map[string]string{">=": "at least", "<=": "at most", ">": "more than", "<": "less than"}
+		return fmt.Sprintf("%s is %s; it must be %s %s", subject, m[1], words[m[2]], m[3])
+	}
 	if strings.Contains(msg, "=~") || strings.Contains(msg, "MaxRunes") {
 		if h := formatHint(path); h != "" {
 			return fmt.Sprintf("%s: %s; want %s", subject, strings.SplitN(msg, " (", 2)[0], h)
@@ -322,6 +327,9 @@ func describe(app cue.Value, field string, path []string, msg string) string {
 	}
 	return subject + ": " + msg
 }
+
+// outOfBound is CUE's message for a number outside a bound.
+var outOfBound = regexp.MustCompile(`^invalid value (\S+) \(out of bound (>=|<=|>|<)(\S+)\)$`)
 
 // formatHint says in words what a string field's pattern accepts.
 func formatHint(path []string) string {
