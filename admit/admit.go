@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -442,8 +443,29 @@ func (res *Result) addStages(d *decoded, c created) {
 		res.Rejected = true
 	}
 	for _, w := range c.warnings {
+		// Judged as the object's warning (a misspelled field beside it
+		// does not hide it), placed at the field it names.
+		n := len(res.Problems)
 		add(Problem{Rule: RuleWarning, Message: w, Warning: true})
+		if len(res.Problems) > n {
+			res.Problems[n].Field = warningField(w)
+		}
 	}
+}
+
+// warningFieldRE is the field path a server warning starts with
+// ("spec.volumes[0].glusterfs: deprecated in v1.25…",
+// "metadata.annotations[volume.beta.kubernetes.io/storage-class]: …").
+var warningFieldRE = regexp.MustCompile(`^([a-zA-Z][a-zA-Z0-9]*(?:\.[a-zA-Z][a-zA-Z0-9]*|\[[^\]\s]+\])*): `)
+
+// warningField returns the field a server warning names at its start, so
+// that the warning points at the field, not at the object's first line;
+// "" when it names none.
+func warningField(w string) string {
+	if m := warningFieldRE.FindStringSubmatch(w); m != nil && strings.ContainsAny(m[1], ".[") {
+		return m[1]
+	}
+	return ""
 }
 
 // confirmed keeps of c's errors and warnings those that other, found on

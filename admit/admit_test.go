@@ -372,3 +372,37 @@ spec:
 		t.Errorf("%d decoded answers kept after ForgetCopies", n)
 	}
 }
+
+// TestServerWarningsAtTheirField: a server warning that names a field at
+// its start points at that field's line, not at the object's first line.
+func TestServerWarningsAtTheirField(t *testing.T) {
+	tests := []struct {
+		name, in, field string
+		line            int
+	}{
+		{"deprecated volume", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec:\n  containers: [{name: a, image: a}]\n  volumes:\n  - name: g\n    glusterfs: {endpoints: e, path: p}\n",
+			"spec.volumes[0].glusterfs", 8},
+		{"deprecated annotation", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\n  namespace: d\n  annotations:\n    volume.beta.kubernetes.io/storage-class: fast\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n",
+			"metadata.annotations[volume.beta.kubernetes.io/storage-class]", 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, res := admitOne(t, manifest.LatestKube, tt.in)
+			for _, p := range res.Problems {
+				if p.Rule == RuleWarning {
+					if p.Field != tt.field || o.Locate(p.Field).Line != tt.line {
+						t.Errorf("warning %q at %q (line %d), want %q (line %d)", p.Message, p.Field, o.Locate(p.Field).Line, tt.field, tt.line)
+					}
+					return
+				}
+			}
+			t.Fatalf("no server warning: %s", describe(o, res))
+		})
+	}
+	if f := warningField("metadata.name: this is used in the Pod's hostname"); f != "metadata.name" {
+		t.Errorf("warningField = %q", f)
+	}
+	if f := warningField("kyverno.io/v1 ClusterPolicy is deprecated"); f != "" {
+		t.Errorf("warningField of a sentence = %q, want none", f)
+	}
+}

@@ -50,6 +50,9 @@ func (a *Admitter) served(o *manifest.Object, gvk schema.GroupVersionKind) (res 
 		msg += fmt.Sprintf("; use apiVersion: %s", use)
 	} else {
 		msg += fmt.Sprintf("; no version of %s is served at Kubernetes %s", o.Kind, kube)
+		if other := existingVersions(gvk.GroupKind(), kube, o.APIVersion); len(other) > 0 {
+			msg += fmt.Sprintf(" by default: it has %s as %s, served where the cluster enables it (--runtime-config=%s=true)", o.Kind, strings.Join(other, " and "), other[0])
+		}
 	}
 	return Result{Problems: []Problem{{Rule: rule, Field: "apiVersion", Message: msg}}, Rejected: true, Judged: true}, true
 }
@@ -143,6 +146,18 @@ func servedVersion(gk schema.GroupKind, kube manifest.KubeVersion) string {
 		}
 	}
 	return ""
+}
+
+// existingVersions returns the apiVersions other than but that a kind has at kube,
+// served by default or not, in the API server's order of preference.
+func existingVersions(gk schema.GroupKind, kube manifest.KubeVersion, but string) []string {
+	var out []string
+	for _, e := range servedversions.Versions(gk.Group, gk.Kind) {
+		if e.Exists.Has(kube) && e.APIVersion() != but {
+			out = append(out, e.APIVersion())
+		}
+	}
+	return out
 }
 
 // checkedVersion is servedVersion among the versions kiln's scheme has.

@@ -66,6 +66,16 @@ func newServiceNetwork(cidrs []string) (*serviceNetwork, error) {
 	return n, nil
 }
 
+// assumedNote is said after the server's words where the service network
+// decides and was assumed rather than given, as Pod Security findings say
+// an assumed namespace's level: "" when it was given.
+func (n *serviceNetwork) assumedNote() string {
+	if n.given {
+		return ""
+	}
+	return " (the service network is not given: kiln assumed single-stack IPv4, " + DefaultServiceCIDR + "; set the cluster's with --service-cidr or serviceCIDRs, e.g. 10.96.0.0/12,fd00:10:96::/112 for dual-stack)"
+}
+
 // allocateService does what the service REST storage's BeginCreate does to
 // a new Service before its strategy runs (k8s.io/kubernetes
 // pkg/registry/core/service/storage: normalizeClusterIPs, then
@@ -128,7 +138,7 @@ func (n *serviceNetwork) initIPFamilyFields(service *api.Service) field.ErrorLis
 		if i >= len(service.Spec.IPFamilies) {
 			if _, found := n.ranges[fam]; !found {
 				el = append(el, field.Invalid(field.NewPath("spec", "clusterIPs").Index(i), service.Spec.ClusterIPs,
-					fmt.Sprintf("%s is not configured on this cluster", fam)))
+					fmt.Sprintf("%s is not configured on this cluster%s", fam, n.assumedNote())))
 			} else {
 				service.Spec.IPFamilies = append(service.Spec.IPFamilies, fam)
 			}
@@ -149,11 +159,11 @@ func (n *serviceNetwork) initIPFamilyFields(service *api.Service) field.ErrorLis
 	}
 	if policy == api.IPFamilyPolicyRequireDualStack && len(n.ranges) < 2 {
 		el = append(el, field.Invalid(field.NewPath("spec", "ipFamilyPolicy"), service.Spec.IPFamilyPolicy,
-			"this cluster is not configured for dual-stack services"))
+			"this cluster is not configured for dual-stack services"+n.assumedNote()))
 	}
 	for i, fam := range service.Spec.IPFamilies {
 		if _, found := n.ranges[fam]; !found {
-			el = append(el, field.Invalid(field.NewPath("spec", "ipFamilies").Index(i), fam, "not configured on this cluster"))
+			el = append(el, field.Invalid(field.NewPath("spec", "ipFamilies").Index(i), fam, "not configured on this cluster"+n.assumedNote()))
 		}
 	}
 	if len(el) > 0 {

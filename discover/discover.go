@@ -5,6 +5,7 @@
 package discover
 
 import (
+	"fmt"
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"io/fs"
 	"os"
@@ -218,6 +219,7 @@ func (c *candidates) plainFiles(kusts *kustOutcome, excluded func(string) bool) 
 	var files []string
 	var skipped []manifest.Skipped
 	above := map[string]string{} // directory → the nearest kustomization directory at or above it
+	var metaOnly []metaFile
 	for _, f := range c.files {
 		if f == manifest.Stdin {
 			files = append(files, f)
@@ -244,10 +246,95 @@ func (c *candidates) plainFiles(kusts *kustOutcome, excluded func(string) bool) 
 					Detail: why + ", under " + kustomizationFile(k)})
 				continue
 			}
+			if keys := metadataOnly(f); keys != nil {
+				metaOnly = append(metaOnly, metaFile{f, k, keys})
+			}
 		}
 		files = append(files, f)
 	}
+	if len(metaOnly) == 0 {
+		return files, skipped
+	}
+	patches := metadataPatches(metaOnly, files, kusts.units)
+	for _, m := range metaOnly {
+		if why, ok := patches[m.file]; ok {
+			skipped = append(skipped, manifest.Skipped{Pos: manifest.Position{File: m.file}, Reason: ReasonPatch,
+				Detail: why + ", under " + kustomizationFile(m.kust)})
+		}
+	}
+	files = filterOut(files, func(f string) bool { _, ok := patches[f]; return ok })
 	return files, skipped
+}
+
+// metaFile is a file under a kustomization that holds only apiVersion,
+// kind and metadata (metadataOnly's keys).
+type metaFile struct {
+	file, kust string
+	keys       []string
+}
+
+// metadataPatches returns, of the metadata-only files, those whose every
+// object another file defines (a kustomize build's output or a plain
+// file), with why: such a file is a patch (kueue's
+// apiservice_cainjection_patch.yaml annotates the APIService that
+// components/visibility defines), not a second, partial object.
+func metadataPatches(meta []metaFile, files []string, units []*Unit) map[string]string {
+	defined := map[string][]string{} // objectKey → the files that define it
+	add := func(o *manifest.Object) {
+		key := objectKey(o.Group(), o.Kind, o.Name)
+		defined[key] = append(defined[key], o.File)
+	}
+	for _, u := range units {
+		if u.Source != nil {
+			for _, o := range u.Source.Objects {
+				add(o)
+			}
+		}
+	}
+	isMeta := map[string]bool{}
+	for _, m := range meta {
+		isMeta[m.file] = true
+	}
+	for _, f := range files {
+		if f == manifest.Stdin || isMeta[f] {
+			continue
+		}
+		objs, _ := manifest.Parse(f, mustRead(f))
+		for _, o := range objs {
+			add(o)
+		}
+	}
+	out := map[string]string{}
+	for _, m := range meta {
+		var by []string
+		for _, key := range m.keys {
+			other := ""
+			for _, file := range defined[key] {
+				if pathkey.Real(file) != pathkey.Real(m.file) {
+					other = file
+					break
+				}
+			}
+			if other == "" {
+				by = nil
+				break
+			}
+			_, rest, _ := strings.Cut(key, "/")
+			kind, name, _ := strings.Cut(rest, "/")
+			by = append(by, fmt.Sprintf("%s %q, which %s defines", kind, name, other))
+		}
+		if by != nil {
+			out[m.file] = "holds only apiVersion, kind and metadata of " + strings.Join(by, "; ")
+		}
+	}
+	return out
+}
+
+// mustRead returns a file's bytes, nil when it cannot be read (the reader
+// reports that when it reads the file).
+func mustRead(path string) []byte {
+	data, _ := os.ReadFile(path)
+	return data
 }
 
 // addFile takes a file the user named: a kustomization or Chart.yaml stands

@@ -296,3 +296,26 @@ func TestPlainRendersNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestMetadataOnlyPatch: a file under a kustomization that holds only
+// apiVersion, kind and metadata of an object another file defines is a
+// patch nothing applies (kueue's apiservice_cainjection_patch.yaml); one
+// whose object no other file defines is an object.
+func TestMetadataOnlyPatch(t *testing.T) {
+	res := Discover([]string{"testdata/metapatch"}, Options{KubeVersion: manifest.LatestKube})
+	var files []string
+	for _, f := range res.Files {
+		files = append(files, filepath.ToSlash(f))
+	}
+	if want := "testdata/metapatch/config/default/namespace.yaml"; strings.Join(files, ",") != want {
+		t.Errorf("plain files = %v, want %s", files, want)
+	}
+	var skipped []string
+	for _, s := range res.Skipped {
+		skipped = append(skipped, filepath.ToSlash(s.Pos.File)+": "+s.Reason+": "+filepath.ToSlash(s.Detail))
+	}
+	want := `testdata/metapatch/config/default/apiservice_cainjection_patch.yaml: ` + ReasonPatch + `: holds only apiVersion, kind and metadata of APIService "v1beta1.visibility.kueue.x-k8s.io", which testdata/metapatch/config/components/visibility/apiservice.yaml defines, under testdata/metapatch/config/default/kustomization.yaml`
+	if strings.Join(skipped, "\n") != want {
+		t.Errorf("skipped:\n%s\nwant:\n%s", strings.Join(skipped, "\n"), want)
+	}
+}

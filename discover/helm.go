@@ -384,12 +384,32 @@ func traceLines(rendered, tmpl string) []int {
 				}
 			}
 		}
+		if found < 0 {
+			found = onlyMatch(trimmed, cursor+window, t)
+		}
 		if found >= 0 {
 			out[i+1] = found + 1
 			cursor = found + 1
 		}
 	}
 	return out
+}
+
+// onlyMatch returns the one template line from from on that is the
+// literal line t, -1 when none or several are: past a block the values
+// turned off (metallb's speaker.yaml renders nothing of its first 123
+// lines), the output resumes at a line the rest of the template holds once.
+func onlyMatch(trimmed []string, from int, t string) int {
+	found := -1
+	for j := from; j < len(trimmed); j++ {
+		if trimmed[j] == t {
+			if found >= 0 {
+				return -1
+			}
+			found = j
+		}
+	}
+	return found
 }
 
 // keyOf returns "key:" (with a leading "- " if any) of a `key: value` line, or "".

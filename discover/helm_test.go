@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,5 +146,22 @@ func TestHelmLogLinesBecomeWarnings(t *testing.T) {
 	want := dir + "/templates/configmap.yaml: warning: Helm follows this symbolic link to " + dir + "/shared/configmap.yaml and reads the file there into the chart"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("warnings = %q, want [%q]", got, want)
+	}
+}
+
+// TestTraceLinesPastAnOffBlock: a template whose first block the values
+// turn off (metallb's speaker.yaml: 123 lines of an FRR ConfigMap before
+// the DaemonSet) still traces the output to its lines: the output resumes
+// at a line the rest of the template holds once, past the search window.
+func TestTraceLinesPastAnOffBlock(t *testing.T) {
+	var tmpl strings.Builder
+	tmpl.WriteString("{{- if .Values.frr }}\napiVersion: v1\nkind: ConfigMap\ndata:\n")
+	for i := 0; i < 100; i++ {
+		tmpl.WriteString("  line: x\n")
+	}
+	tmpl.WriteString("{{- end }}\n---\napiVersion: apps/v1\nkind: DaemonSet\nspec:\n  template:\n    spec:\n      hostNetwork: true\n")
+	lines := traceLines("---\napiVersion: apps/v1\nkind: DaemonSet\nspec:\n  template:\n    spec:\n      hostNetwork: true\n", tmpl.String())
+	if want := []int{0, 0, 107, 108, 109, 110, 111, 112, 0}; fmt.Sprint(lines) != fmt.Sprint(want) {
+		t.Errorf("traced %v, want %v", lines, want)
 	}
 }

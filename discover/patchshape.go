@@ -3,6 +3,7 @@ package discover
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -156,4 +157,51 @@ func missingRequired(group, kind string, root *yaml.Node) string {
 		}
 	}
 	return ""
+}
+
+// metadataOnly returns the objects a file names when each of its documents
+// holds only apiVersion, kind and metadata (with a name), as a strategic
+// merge patch that sets labels or annotations does; nil otherwise (or when
+// the file cannot be read: the reader then reports it). Keys are
+// objectKey's.
+func metadataOnly(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			if err == io.EOF {
+				return keys
+			}
+			return nil
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		root := doc.Content[0]
+		if root.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			switch root.Content[i].Value {
+			case "apiVersion", "kind", "metadata":
+			default:
+				return nil
+			}
+		}
+		kind, name := scalarAt(root, "kind"), scalarAt(yamlnode.Value(root, "metadata"), "name")
+		if kind == "" || name == "" || scalarAt(root, "apiVersion") == "" {
+			return nil
+		}
+		keys = append(keys, objectKey(apiGroup(scalarAt(root, "apiVersion")), kind, name))
+	}
+}
+
+// objectKey names an object across versions: group, kind and name.
+func objectKey(group, kind, name string) string {
+	return group + "/" + kind + "/" + name
 }

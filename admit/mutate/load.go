@@ -54,11 +54,17 @@ func load(objs []*manifest.Object, report Report) (policies map[string]*admissio
 	return policies, bindings, refused
 }
 
-// decode reads o (any version the scheme knows) into out, defaulted.
+// decode reads o (any version the scheme knows) into out, defaulted. A
+// v1alpha1 or v1beta1 policy or binding is read as v1, whose fields are
+// the same (the scheme has no conversion from v1alpha1 to v1), with
+// v1alpha1's default parameterNotFoundAction, Deny, which v1 lacks.
 func decode(o *manifest.Object, out any) error {
 	content, err := o.Content()
 	if err != nil {
 		return err
+	}
+	if v := o.Version(); v != "v1" && IsPolicyObject(o) {
+		content = asV1(content, v)
 	}
 	data, err := json.Marshal(content)
 	if err != nil {
@@ -92,4 +98,30 @@ func decode(o *manifest.Object, out any) error {
 		return fmt.Errorf("kiln does not decode %T", out)
 	}
 	return nil
+}
+
+// asV1 returns a copy of a v1alpha1 or v1beta1 policy's or binding's
+// content as v1 (a shallow copy but for the changed maps).
+func asV1(content map[string]any, version string) map[string]any {
+	cp := make(map[string]any, len(content))
+	for k, v := range content {
+		cp[k] = v
+	}
+	cp["apiVersion"] = group + "/v1"
+	spec, _ := content["spec"].(map[string]any)
+	ref, _ := spec["paramRef"].(map[string]any)
+	if version == "v1alpha1" && ref != nil && ref["parameterNotFoundAction"] == nil {
+		s := make(map[string]any, len(spec))
+		for k, v := range spec {
+			s[k] = v
+		}
+		r := make(map[string]any, len(ref)+1)
+		for k, v := range ref {
+			r[k] = v
+		}
+		r["parameterNotFoundAction"] = "Deny"
+		s["paramRef"] = r
+		cp["spec"] = s
+	}
+	return cp
 }

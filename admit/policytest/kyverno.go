@@ -74,6 +74,18 @@ func readKyverno(file string, data []byte) (*Suite, error) {
 	if s.Policies, err = l.files(f["policies"], "policies"); err != nil {
 		return nil, err
 	}
+	bindings, note, err := bindUnbound(s.Policies)
+	if err != nil {
+		return nil, err
+	}
+	s.Policies = append(s.Policies, bindings...)
+	s.bound = map[*manifest.Object]bool{}
+	for _, b := range bindings {
+		s.bound[b] = true
+	}
+	if note != "" {
+		s.Notes = append(s.Notes, note)
+	}
 	resources, err := l.files(f["resources"], "resources")
 	if err != nil {
 		return nil, err
@@ -331,6 +343,22 @@ func (l *loader) kyvernoResult(n *yaml.Node, index int, policyObjs, resources []
 		}
 	}
 	ns, _ := r.str(f["namespace"], "namespace")
+	if len(names) == 0 && kind != "" {
+		// No names: the result is for every resource of its kind
+		// (Kyverno's reading).
+		for _, o := range resources {
+			if (o.Kind == kind || strings.HasSuffix(kind, "/"+o.Kind)) && (ns == "" || o.Namespace == ns || (o.Namespace == "" && ns == "default")) {
+				name := o.Name
+				if o.Namespace != "" {
+					name = o.Namespace + "/" + name
+				}
+				names, kinds = append(names, name), append(kinds, kind)
+			}
+		}
+		if len(names) == 0 {
+			return nil, "", r.errorf(orNode(f["kind"], n), "the result names no resources and the test's resources hold no %s", kind)
+		}
+	}
 	var patched []*manifest.Object
 	for _, key := range []string{"patchedResources", "patchedResource"} {
 		if pn := f[key]; pn != nil {
@@ -373,9 +401,73 @@ func (l *loader) kyvernoResult(n *yaml.Node, index int, policyObjs, resources []
 		cases = append(cases, c)
 	}
 	if len(cases) == 0 {
-		return nil, "", r.errorf(n, "a result needs resources (names of the resources it applies to)")
+		return nil, "", r.errorf(n, "a result needs kind or resources (the names of the resources it applies to)")
 	}
 	return cases, "", nil
+}
+
+// bindUnbound binds each admission policy among objs that no binding among
+// them names, as Kyverno does: the test file is its binding, and kyverno
+// test applies the policy to the test's resources as its matchConstraints
+// match them, failing a resource on any failed validation. The binding has
+// no matchResources and no paramRef, and validationActions [Deny]; it sits
+// at the policy's position. The note says once for the suite that a
+// cluster evaluates such a policy only through a binding.
+func bindUnbound(objs []*manifest.Object) ([]*manifest.Object, string, error) {
+	named := map[string]bool{}
+	for _, o := range objs {
+		if o.Kind != "ValidatingAdmissionPolicyBinding" && o.Kind != "MutatingAdmissionPolicyBinding" || o.Group() != admissionGroup {
+			continue
+		}
+		c, err := o.Content()
+		if err != nil {
+			continue
+		}
+		spec, _ := c["spec"].(map[string]any)
+		if name, ok := spec["policyName"].(string); ok {
+			named[o.Kind+"/"+name] = true
+		}
+	}
+	var out []*manifest.Object
+	var unbound []string
+	for _, o := range objs {
+		if o.Group() != admissionGroup || (o.Kind != "ValidatingAdmissionPolicy" && o.Kind != "MutatingAdmissionPolicy") || named[o.Kind+"Binding/"+o.Name] {
+			continue
+		}
+		named[o.Kind+"Binding/"+o.Name] = true
+		spec := fmt.Sprintf("  policyName: %q\n", o.Name)
+		if o.Kind == "ValidatingAdmissionPolicy" {
+			spec += "  validationActions: [Deny]\n"
+		}
+		apiVersion := o.APIVersion
+		if o.Kind == "ValidatingAdmissionPolicy" {
+			apiVersion = admissionGroup + "/v1" // kiln evaluates every version as v1
+		}
+		text := fmt.Sprintf("apiVersion: %s\nkind: %sBinding\nmetadata:\n  name: %q\nspec:\n%s", apiVersion, o.Kind, "kyverno-test."+o.Name, spec)
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(text), &doc); err != nil || len(doc.Content) == 0 {
+			return nil, "", &FileError{Pos: o.Pos(), Msg: fmt.Sprintf("cannot bind %s %q for the test: %v", o.Kind, o.Name, err)}
+		}
+		at(doc.Content[0], o.Pos())
+		b, err := manifest.NewObject(o.File, o.Doc, o.Item, doc.Content[0])
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, b)
+		unbound = append(unbound, fmt.Sprintf("%s %q (%s)", o.Kind, o.Name, o.Pos()))
+	}
+	if len(unbound) == 0 {
+		return nil, "", nil
+	}
+	return out, fmt.Sprintf("%s: no binding among the test's policies; kiln binds each to the test's resources, as Kyverno does (a binding with no matchResources or params; validationActions [Deny]), but a cluster evaluates a policy only through a binding: add one to apply it", strings.Join(unbound, ", ")), nil
+}
+
+// at places every node of a generated document at pos.
+func at(n *yaml.Node, pos manifest.Position) {
+	n.Line, n.Column = pos.Line, pos.Column
+	for _, c := range n.Content {
+		at(c, pos)
+	}
 }
 
 func requestFor(o *manifest.Object) (req cel.Request) {
@@ -388,13 +480,16 @@ func requestFor(o *manifest.Object) (req cel.Request) {
 // outcome for the policy's bindings, and says where the two differ.
 func kyvernoOutcome(want, policy string, isMAP bool, policyObjs []*manifest.Object) (Outcome, string) {
 	if isMAP {
-		if want == "fail" || want == "error" {
-			return Denied, ""
+		note := ""
+		if selectsParams(policy, policyObjs) {
+			note = "the binding's paramRef has a selector: Kyverno hands the params it finds to the policy as one list (params.items), the API server runs the policy once per param (params is one object)"
 		}
-		return Allowed, ""
+		if want == "fail" || want == "error" {
+			return Denied, note
+		}
+		return Allowed, note
 	}
 	actions := map[string]bool{}
-	bound := false
 	for _, o := range policyObjs {
 		if o.Kind != "ValidatingAdmissionPolicyBinding" {
 			continue
@@ -407,10 +502,12 @@ func kyvernoOutcome(want, policy string, isMAP bool, policyObjs []*manifest.Obje
 		if spec["policyName"] != policy {
 			continue
 		}
-		bound = true
 		list, _ := spec["validationActions"].([]any)
 		for _, a := range list {
 			actions[fmt.Sprint(a)] = true
+		}
+		if len(list) == 0 {
+			actions["Deny"] = true // the server requires them; kiln runs the binding as Kyverno does (fillRequired)
 		}
 	}
 	switch want {
@@ -423,8 +520,6 @@ func kyvernoOutcome(want, policy string, isMAP bool, policyObjs []*manifest.Obje
 	}
 	// fail or error
 	switch {
-	case !bound:
-		return Denied, "the policy has no ValidatingAdmissionPolicyBinding among the test's policies: the API server never evaluates it (Kyverno applies it to every resource); kiln follows the server, so add a binding"
 	case actions["Deny"]:
 		if want == "error" {
 			return Denied, "Kyverno's error: an evaluation error under failurePolicy Fail, which the API server answers with a denial"
@@ -435,6 +530,26 @@ func kyvernoOutcome(want, policy string, isMAP bool, policyObjs []*manifest.Obje
 	default:
 		return Allowed, "the binding's validationActions are Audit only: the API server admits the request and records the failure in the audit log (Kyverno's fail)"
 	}
+}
+
+// selectsParams reports whether a MutatingAdmissionPolicyBinding of the
+// policy among objs finds its params by a selector.
+func selectsParams(policy string, objs []*manifest.Object) bool {
+	for _, o := range objs {
+		if o.Kind != "MutatingAdmissionPolicyBinding" {
+			continue
+		}
+		c, err := o.Content()
+		if err != nil {
+			continue
+		}
+		spec, _ := c["spec"].(map[string]any)
+		ref, _ := spec["paramRef"].(map[string]any)
+		if spec["policyName"] == policy && ref["selector"] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // findResource looks a result's resource up by kind and name

@@ -109,8 +109,8 @@ func TestKyverno(t *testing.T) {
 		"check-deployment-replicas pass Deployment/deployment-pass=pass",
 		"check-deployment-replicas fail Deployment/staging-ns/deployment-fail=pass",
 		"check-deployment-replicas skip Deployment/prod-ns/deployment-skip=pass", // resourceSpecs
-		// No binding: the server never evaluates the policy.
-		"disallow-host-path fail Deployment/deployment-fail=fail",
+		// No binding: bound by the test file, as Kyverno does.
+		"disallow-host-path fail Deployment/deployment-fail=pass",
 		// A Warn binding under the test's userinfo.
 		"require-owner fail Deployment/deployment-pass=pass",
 	}
@@ -157,6 +157,64 @@ func TestKyverno(t *testing.T) {
 	rep = RunPaths([]string{dir}, DefaultOptions())
 	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=fail") || !strings.Contains(rep.Results[0].Message, "expected storefront, got platform") {
 		t.Errorf("with admit/mutate and a wrong patchedResources: %v %v", got, rep.Results)
+	}
+}
+
+// TestKyvernoShapes runs Kyverno's format on a fixture of each shape a
+// Kyverno suite holds that the API server would not run as written: each
+// passes, as under kyverno test, and says what a cluster would need.
+func TestKyvernoShapes(t *testing.T) {
+	tests := []struct {
+		dir      string
+		cases    []string
+		notes    []string
+		warnings []string
+	}{
+		{"unbound", []string{
+			"disallow-host-path fail Pod/host-pod=pass",
+			"disallow-host-path pass Pod/plain-pod=pass",
+			"add-team-label pass ConfigMap/settings=pass",
+		}, []string{`ValidatingAdmissionPolicy "disallow-host-path" (testdata/kyverno/unbound/policy.yaml:1:1), MutatingAdmissionPolicy "add-team-label" (testdata/kyverno/unbound/policy.yaml:17:1): no binding among the test's policies; kiln binds each to the test's resources`}, nil},
+		{"refused", []string{
+			"namespace-prefix fail Namespace/team-a=pass",
+			"namespace-prefix pass Namespace/valid-team-b=pass",
+			"max-replicas fail Deployment/big=pass",
+			"max-replicas pass Deployment/small=pass",
+		}, nil, []string{
+			`testdata/kyverno/refused/policy.yaml:1:1: the API server refuses ValidatingAdmissionPolicy "namespace-prefix" as written (spec.matchConstraints.resourceRules[0].operations: Required value); kiln runs the cases with spec.matchConstraints.resourceRules[0].operations ["*"]`,
+			`testdata/kyverno/refused/policy.yaml:15:1: the API server refuses ValidatingAdmissionPolicyBinding "namespace-prefix" as written (spec.validationActions: Required value); kiln runs the cases with spec.validationActions [Deny]`,
+			`testdata/kyverno/refused/policy.yaml:41:1: the API server refuses ValidatingAdmissionPolicyBinding "max-replicas" as written (spec.paramRef.parameterNotFoundAction: Required value); kiln runs the cases with spec.paramRef.parameterNotFoundAction Deny`,
+			`testdata/kyverno/refused/params.yaml:1:1: the API server refuses ConfigMap "replica-limits" as written (data.maxReplicas must be a string, not a number`,
+		}},
+		{"allnames", []string{
+			"require-team-label fail Deployment/default/api=pass",
+			"require-team-label fail Deployment/default/worker=pass",
+			"require-team-label pass StatefulSet/default/store=pass",
+			"set-owner pass Service/default/web=pass",
+			"set-owner pass Service/default/db=pass",
+		}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			rep := RunPaths([]string{"testdata/kyverno/" + tt.dir}, DefaultOptions())
+			if got := statuses(rep); strings.Join(got, "\n") != strings.Join(tt.cases, "\n") || len(rep.Errors) > 0 {
+				t.Errorf("errors %v\ngot  %q\nwant %q", rep.Errors, got, tt.cases)
+			}
+			notes := strings.Join(rep.Notes, "\n")
+			for _, n := range tt.notes {
+				if !strings.Contains(notes, n) {
+					t.Errorf("notes lack %q:\n%s", n, notes)
+				}
+			}
+			if len(rep.Warnings) != len(tt.warnings) {
+				t.Errorf("warnings %q, want %d", rep.Warnings, len(tt.warnings))
+			}
+			for i, w := range tt.warnings {
+				if i < len(rep.Warnings) && !strings.HasPrefix(rep.Warnings[i], w) {
+					t.Errorf("warning %d:\n got %s\nwant %s…", i, rep.Warnings[i], w)
+				}
+			}
+		})
 	}
 }
 

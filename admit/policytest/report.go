@@ -21,6 +21,10 @@ type Report struct {
 	Results []Result
 	// Notes are the suites' notes (served versions, what kiln does not read).
 	Notes []string
+	// Warnings are what the API server would refuse in a suite that kiln
+	// runs all the same (policies it refuses as written); kiln test
+	// --strict fails on them. Each names its line.
+	Warnings []string
 	// Errors are broken test files (or inputs): each names its line.
 	Errors []error
 }
@@ -42,15 +46,16 @@ func RunPaths(paths []string, opts Options) *Report {
 			rep.Errors = append(rep.Errors, err)
 			continue
 		}
-		results, notes, err := Run(s, opts)
+		results, said, err := Run(s, opts)
 		if err != nil {
 			rep.Errors = append(rep.Errors, err)
 			continue
 		}
 		rep.Results = append(rep.Results, results...)
-		for _, n := range notes {
+		for _, n := range said.Notes {
 			rep.Notes = append(rep.Notes, s.File+": "+n)
 		}
+		rep.Warnings = append(rep.Warnings, said.Warnings...)
 	}
 	return rep
 }
@@ -109,6 +114,9 @@ func (r *Report) summary() string {
 	if errs > 0 {
 		s += fmt.Sprintf(", %d not evaluated", errs)
 	}
+	if len(r.Warnings) > 0 {
+		s += ", " + plural.Count(len(r.Warnings), "warning")
+	}
 	if len(r.Errors) > 0 {
 		s += ", " + plural.Count(len(r.Errors), "broken test file")
 	}
@@ -149,6 +157,9 @@ func writeText(w io.Writer, r *Report) error {
 	for _, n := range r.Notes {
 		bw.WriteString("note: " + n + "\n")
 	}
+	for _, w := range r.Warnings {
+		bw.WriteString("warning: " + w + "\n")
+	}
 	for _, e := range r.Errors {
 		bw.WriteString("error: " + e.Error() + "\n")
 	}
@@ -176,12 +187,13 @@ type jsonResult struct {
 func writeJSON(w io.Writer, r *Report) error {
 	pass, fail, errs := r.Counts()
 	out := struct {
-		Version int            `json:"version"`
-		Results []jsonResult   `json:"results"`
-		Notes   []string       `json:"notes"`
-		Errors  []string       `json:"errors"`
-		Summary map[string]int `json:"summary"`
-	}{Version: 1, Results: []jsonResult{}, Notes: append([]string{}, r.Notes...), Errors: []string{},
+		Version  int            `json:"version"`
+		Results  []jsonResult   `json:"results"`
+		Notes    []string       `json:"notes"`
+		Warnings []string       `json:"warnings,omitempty"`
+		Errors   []string       `json:"errors"`
+		Summary  map[string]int `json:"summary"`
+	}{Version: 1, Results: []jsonResult{}, Notes: append([]string{}, r.Notes...), Warnings: r.Warnings, Errors: []string{},
 		Summary: map[string]int{"files": len(r.Files), "passed": pass, "failed": fail, "notEvaluated": errs, "brokenFiles": len(r.Errors)}}
 	for _, res := range r.Results {
 		out.Results = append(out.Results, jsonResult{Test: res.Test, Case: res.Case, File: res.Pos.File, Line: res.Pos.Line, Column: res.Pos.Column,
@@ -274,6 +286,9 @@ func writeGitHub(w io.Writer, r *Report) error {
 	}
 	for _, n := range r.Notes {
 		bw.WriteString(report.GitHubCommand(rules.Finding{Rule: "kiln-test/note", Severity: rules.Info, Message: n}) + "\n")
+	}
+	for _, w := range r.Warnings {
+		bw.WriteString(report.GitHubCommand(rules.Finding{Rule: "kiln-test/warning", Severity: rules.Warning, Message: w}) + "\n")
 	}
 	bw.WriteString("kiln test: " + r.summary() + "\n")
 	return bw.Flush()

@@ -66,19 +66,28 @@ type Result struct {
 	Note string
 }
 
-// Run runs every case of a suite. A suite whose policies or cluster
-// objects the API server would refuse is an input error (*FileError): no
-// case can run.
-func Run(s *Suite, opts Options) ([]Result, []string, error) {
+// Said is what a suite's run says besides its cases: notes, and warnings
+// (kiln test --strict fails on them).
+type Said struct {
+	Notes, Warnings []string
+}
+
+// Run runs every case of a suite. A suite whose policies, Namespaces or
+// CRDs the API server would refuse is an input error (*FileError): no case
+// can run; but a policy or binding that lacks a field the server requires
+// and Kyverno runs without (fillRequired) runs as filled in, and a param or
+// other cluster object the server refuses runs as written (as Kyverno reads
+// both), each with a warning.
+func Run(s *Suite, opts Options) ([]Result, Said, error) {
 	st, err := prepare(s)
 	if err != nil {
-		return nil, nil, err
+		return nil, Said{}, err
 	}
 	var out []Result
 	for _, c := range s.Cases {
 		out = append(out, st.run(c, opts))
 	}
-	return out, st.notes, nil
+	return out, Said{Notes: st.notes, Warnings: st.warnings}, nil
 }
 
 // state is a suite made ready: objects admitted, the engine compiled.
@@ -90,6 +99,7 @@ type state struct {
 	admitter *admit.Admitter
 	rejected map[*manifest.Object]string
 	notes    []string
+	warnings []string
 }
 
 func prepare(s *Suite) (*state, error) {
@@ -105,7 +115,7 @@ func prepare(s *Suite) (*state, error) {
 		switch {
 		case isMutating(o):
 			st.mutating = append(st.mutating, o)
-			if o.Version() != "v1" {
+			if o.Version() != "v1" && !s.bound[o] {
 				st.notes = append(st.notes, versionNote(o, s.KubeVersion))
 			}
 		case isValidating(o):
@@ -129,13 +139,42 @@ func prepare(s *Suite) (*state, error) {
 		caseObjs = append(caseObjs, c.Request.Object, c.Request.OldObject, c.Expect.Admitted)
 	}
 	st.admitter = admit.New(append(append([]*manifest.Object(nil), all...), nonNil(caseObjs)...), kinds, admit.Options{KubeVersion: s.KubeVersion})
-	for _, o := range all {
+	filled := map[*manifest.Object]*manifest.Object{}
+	cluster := map[*manifest.Object]bool{}
+	for _, o := range s.Cluster {
+		if !isValidating(o) && !isMutating(o) && o.Kind != "CustomResourceDefinition" && o.Kind != "Namespace" {
+			cluster[o] = true
+		}
+	}
+	for i, o := range all {
 		if (o.Version() != "v1" && isMutating(o)) || builtin[o] {
 			continue // served only with --runtime-config: the Mutator judges it; kiln's own run at any version
 		}
 		res := st.admitter.Admit(o)
-		if res.Rejected {
+		if !res.Rejected {
+			continue
+		}
+		if cluster[o] {
+			// A param or other object of the cluster the server would
+			// never store: run with it as written, as Kyverno does.
+			st.warnings = append(st.warnings, fmt.Sprintf("%s: the API server refuses %s %q as written (%s), so no cluster holds it; kiln runs the cases with it as written, as kyverno test does", o.Pos(), o.Kind, o.Name, problems(res)))
+			continue
+		}
+		f, said := fillRequired(o)
+		if f == nil || st.admitter.Admit(f).Rejected {
 			return nil, &FileError{Pos: o.Pos(), Msg: fmt.Sprintf("the API server refuses %s %q, so no case can run: %s", o.Kind, o.Name, problems(res))}
+		}
+		filled[o], all[i] = f, f
+		st.warnings = append(st.warnings, fmt.Sprintf("%s: the API server refuses %s %q as written (%s); kiln runs the cases with %s, so that their verdicts are about the policy's logic", o.Pos(), o.Kind, o.Name, problems(res), said))
+	}
+	for i, o := range validating {
+		if f := filled[o]; f != nil {
+			validating[i] = f
+		}
+	}
+	for i, o := range st.mutating {
+		if f := filled[o]; f != nil {
+			st.mutating[i] = f
 		}
 	}
 	seen := map[*manifest.Object]bool{}
@@ -195,6 +234,89 @@ func isValidating(o *manifest.Object) bool {
 
 func isMutating(o *manifest.Object) bool {
 	return o.Group() == admissionGroup && (o.Kind == "MutatingAdmissionPolicy" || o.Kind == "MutatingAdmissionPolicyBinding")
+}
+
+// fillRequired returns a copy of an admission policy or binding with the
+// fields the API server requires and has no default for filled in as
+// kyverno test reads them when they are missing: a match rule's
+// operations ["*"] (Kyverno matches every operation), a
+// ValidatingAdmissionPolicyBinding's validationActions [Deny] (Kyverno
+// fails the resource), a paramRef's parameterNotFoundAction Deny (the
+// default of the v1alpha1 API, the only version that has one). It returns
+// nil when o is not an admission policy or binding or nothing was missing,
+// and says what it filled in.
+func fillRequired(o *manifest.Object) (*manifest.Object, string) {
+	if !isValidating(o) && !isMutating(o) {
+		return nil, ""
+	}
+	c, err := o.Content()
+	if err != nil {
+		return nil, ""
+	}
+	cp, _ := deepCopy(c).(map[string]any)
+	spec, _ := cp["spec"].(map[string]any)
+	if spec == nil {
+		return nil, ""
+	}
+	var said []string
+	rules := func(path string, m map[string]any) {
+		for _, key := range []string{"resourceRules", "excludeResourceRules"} {
+			list, _ := m[key].([]any)
+			for i, r := range list {
+				rule, _ := r.(map[string]any)
+				if ops, _ := rule["operations"].([]any); rule != nil && len(ops) == 0 {
+					rule["operations"] = []any{"*"}
+					said = append(said, fmt.Sprintf(`%s.%s[%d].operations ["*"]`, path, key, i))
+				}
+			}
+		}
+	}
+	if m, _ := spec["matchConstraints"].(map[string]any); m != nil {
+		rules("spec.matchConstraints", m)
+	}
+	if m, _ := spec["matchResources"].(map[string]any); m != nil {
+		rules("spec.matchResources", m)
+	}
+	if o.Kind == "ValidatingAdmissionPolicyBinding" {
+		if acts, _ := spec["validationActions"].([]any); len(acts) == 0 {
+			spec["validationActions"] = []any{"Deny"}
+			said = append(said, "spec.validationActions [Deny]")
+		}
+	}
+	if ref, _ := spec["paramRef"].(map[string]any); ref != nil {
+		if a, _ := ref["parameterNotFoundAction"].(string); a == "" {
+			ref["parameterNotFoundAction"] = "Deny"
+			said = append(said, "spec.paramRef.parameterNotFoundAction Deny")
+		}
+	}
+	if len(said) == 0 {
+		return nil, ""
+	}
+	f, err := manifest.NewObject(o.File, o.Doc, o.Item, o.Node())
+	if err != nil {
+		return nil, ""
+	}
+	f.SetContent(cp)
+	return f, strings.Join(said, ", ")
+}
+
+// deepCopy copies the maps and lists of decoded content.
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		l := make([]any, len(t))
+		for i, x := range t {
+			l[i] = deepCopy(x)
+		}
+		return l
+	}
+	return v
 }
 
 // asV1 returns a v1alpha1 or v1beta1 policy or binding as v1 (the fields
@@ -335,7 +457,9 @@ func (st *state) compare(r Result, c *Case, decisions []cel.Decision, admitted *
 	if e.Only != "" {
 		var mine []cel.Decision
 		for _, d := range decisions {
-			if d.Policy == e.Only {
+			// A decision of no policy is the server's (a failed
+			// mutation): it holds whatever the case checks.
+			if d.Policy == e.Only || d.Policy == "" {
 				mine = append(mine, d)
 			}
 		}

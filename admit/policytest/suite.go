@@ -39,6 +39,9 @@ type Suite struct {
 	Cases []*Case
 	// Notes are said once for the suite (served versions).
 	Notes []string
+	// bound are the bindings the test file stands for (Kyverno's format:
+	// a policy without a binding), among Policies: no version note.
+	bound map[*manifest.Object]bool
 }
 
 // Case is one request and what the server must answer.

@@ -10,6 +10,7 @@ import (
 
 func newTestCmd(e *env) *cobra.Command {
 	var format string
+	var strict bool
 	cmd := &cobra.Command{
 		Use:   "test [PATH...]",
 		Short: "Run unit tests of admission policies (kiln-test.yaml, kyverno-test.yaml) as the API server judges them",
@@ -18,7 +19,7 @@ func newTestCmd(e *env) *cobra.Command {
 			if err := policytest.CheckFormat(format); err != nil {
 				return err
 			}
-			rep, outcome := session.Test(args)
+			rep, outcome := session.Test(args, strict)
 			if err := policytest.Write(e.stdout, format, rep); err != nil {
 				return err
 			}
@@ -26,5 +27,6 @@ func newTestCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(policytest.Formats, ", "))
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail on warnings too (a policy the API server would refuse as written, run with the fields it lacks filled in)")
 	return cmd
 }
