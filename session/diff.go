@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -158,10 +159,12 @@ func identityOf(r manifest.Ref) identity {
 }
 
 type sideObject struct {
-	id      identity
-	ref     manifest.Ref
-	app     string
-	content []byte
+	id  identity
+	ref manifest.Ref
+	// app is the app that deploys the object (appOf), unit its rendered
+	// unit (manifest.Object.Unit), "" for a plain file's object.
+	app, unit string
+	content   []byte
 }
 
 // readSide reads and judges the paths with the settings of sess, as kiln
@@ -188,7 +191,8 @@ func readSide(sess *Session, paths []string) (*diffSide, error) {
 			return nil, err
 		}
 		ref := o.Ref()
-		side.objs = append(side.objs, sideObject{id: identityOf(ref), ref: ref, app: appOf(o, units), content: data})
+		app, unit := appOf(o, units)
+		side.objs = append(side.objs, sideObject{id: identityOf(ref), ref: ref, app: app, unit: unit, content: data})
 	}
 	l, _, err := sess.lint(paths, LintOptions{})
 	if err != nil {
@@ -215,23 +219,57 @@ func readSide(sess *Session, paths []string) (*diffSide, error) {
 }
 
 // appOf names the app that deploys an object: what rendered it, else its
-// rendered unit, else the directory of its file.
-func appOf(o *manifest.Object, units map[string]string) string {
-	if o.Via != "" {
-		return o.Via
-	}
-	if o.Unit != "" {
+// rendered unit, else the directory of its file; and the object's unit.
+func appOf(o *manifest.Object, units map[string]string) (app, unit string) {
+	unit = filepath.ToSlash(o.Unit)
+	switch {
+	case o.Via != "":
+		return o.Via, unit
+	case o.Unit != "":
 		if name, ok := units[o.Unit]; ok {
-			return name
+			return name, unit
 		}
-		return filepath.ToSlash(o.Unit)
+		return unit, unit
 	}
-	return "folder " + filepath.ToSlash(filepath.Dir(o.File))
+	return "folder " + filepath.ToSlash(filepath.Dir(o.File)), ""
+}
+
+// disambiguate names the app of each object by its unit too where one
+// app name stands for objects of several units on the sides (a Flux
+// Kustomization of one name in each cluster's folder): "HelmRelease
+// podinfo/podinfo in Kustomization flux-system/apps
+// (clusters/production/apps.yaml:2)". A unit named after its parent and
+// "#" (a release's, discover.Unit.Dir) is named by its parent.
+func disambiguate(sides ...*diffSide) {
+	units := map[string]map[string]bool{}
+	for _, side := range sides {
+		for _, o := range side.objs {
+			if units[o.app] == nil {
+				units[o.app] = map[string]bool{}
+			}
+			units[o.app][o.unit] = true
+		}
+	}
+	for _, side := range sides {
+		for i := range side.objs {
+			o := &side.objs[i]
+			if len(units[o.app]) < 2 || o.unit == "" {
+				continue
+			}
+			parent, _, _ := strings.Cut(o.unit, "#")
+			if strings.HasPrefix(parent, o.app) {
+				o.app = parent
+			} else {
+				o.app += " in " + parent
+			}
+		}
+	}
 }
 
 // compareSides pairs the sides' objects by identity (copies of one
 // identity by app first, then in order) and reports what differs.
 func compareSides(base, head *diffSide) *objdiff.Report {
+	disambiguate(base, head)
 	var masker objdiff.Masker
 	decode := func(data []byte) map[string]any {
 		var c map[string]any
