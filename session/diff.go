@@ -131,6 +131,12 @@ func (s *Session) diffBase(tree *gitrev.Tree, paths []string) (*diffSide, error)
 	if err != nil {
 		return nil, fmt.Errorf("--base %s: the revision's settings: %w", tree.Rev, err)
 	}
+	// The same content cache as the working tree's, a relative --cache-dir
+	// named from where the user is.
+	sub.Settings.NoCache, sub.Settings.CacheDir = s.Settings.NoCache, s.Settings.CacheDir
+	if dir := sub.Settings.CacheDir; dir != "" && !filepath.IsAbs(dir) {
+		sub.Settings.CacheDir = filepath.Join(wd, dir)
+	}
 	side, err := readSide(sub, revPaths)
 	if err != nil {
 		return nil, fmt.Errorf("--base %s: %w", tree.Rev, err)

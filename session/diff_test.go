@@ -145,6 +145,13 @@ func TestDiff(t *testing.T) {
 	if d := diffRun(t, "HEAD~1", cacheDir, "kust"); len(d.Report.Apps) != 2 {
 		t.Errorf("kiln diff kust: %d apps, want the two overlays", len(d.Report.Apps))
 	}
+	// From a subdirectory, with a relative cache directory.
+	t.Chdir("kust")
+	rel, _ := filepath.Rel(filepath.Join(dir, "kust"), cacheDir)
+	d = diffRun(t, "HEAD~1", rel)
+	if len(d.Report.Apps) != 2 || d.Report.Apps[0].Name != "kustomization overlays/production" {
+		t.Errorf("kiln diff in kust/: %+v, want the two overlays", d.Report.Apps)
+	}
 }
 
 var testWD, _ = os.Getwd()
