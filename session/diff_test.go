@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,13 +143,40 @@ func TestDiff(t *testing.T) {
 	if d := diffRun(t, "HEAD", cacheDir); !d.Report.Empty() {
 		t.Errorf("after the commit: %+v; want no difference", d.Report.Apps)
 	}
-	if d := diffRun(t, "HEAD~1", cacheDir, "kust"); len(d.Report.Apps) != 2 {
+
+	// The release's values from a Secret (valuesFrom) change: the value the
+	// chart renders into the Deployment is a hash marker too.
+	editFile(t, "apps/web.yaml", func(s string) string { return strings.Replace(s, "first-db-password-1", "second-db-password-2", 1) })
+	d = diffRun(t, "HEAD", cacheDir)
+	got = map[string][]string{}
+	for _, a := range d.Report.Apps {
+		for _, o := range a.Objects {
+			for _, c := range o.Changes {
+				got[a.Name] = append(got[a.Name], o.Kind+" "+c.Path+": "+fmt.Sprint(c.Old)+" → "+fmt.Sprint(c.New))
+			}
+		}
+	}
+	marker := func(s string) string { return objdiff.Marker([]byte(s)) }
+	want = map[string][]string{
+		"HelmRelease web/web": {"Deployment spec.template.spec.containers[name=web].env[name=DB_PASSWORD].value: " + marker("first-db-password-1") + " → " + marker("second-db-password-2")},
+		"folder apps":         {`Secret stringData["values.yaml"]: ` + marker("dbPassword: first-db-password-1\n") + " → " + marker("dbPassword: second-db-password-2\n")},
+	}
+	if g, w := jsonText(got), jsonText(want); g != w {
+		t.Errorf("a Secret's values changed:\n%s\nwant:\n%s", g, w)
+	}
+	var out bytes.Buffer
+	objdiff.Write(&out, "json", d.Report, objdiff.Options{})
+	if strings.Contains(out.String(), "db-password") {
+		t.Errorf("the diff shows the Secret's value:\n%s", out.String())
+	}
+	git(t, dir, "commit", "-q", "-am", "password")
+	if d := diffRun(t, "HEAD~2", cacheDir, "kust"); len(d.Report.Apps) != 2 {
 		t.Errorf("kiln diff kust: %d apps, want the two overlays", len(d.Report.Apps))
 	}
 	// From a subdirectory, with a relative cache directory.
 	t.Chdir("kust")
 	rel, _ := filepath.Rel(filepath.Join(dir, "kust"), cacheDir)
-	d = diffRun(t, "HEAD~1", rel)
+	d = diffRun(t, "HEAD~2", rel)
 	if len(d.Report.Apps) != 2 || d.Report.Apps[0].Name != "kustomization overlays/production" {
 		t.Errorf("kiln diff in kust/: %+v, want the two overlays", d.Report.Apps)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // minSecret is the shortest Secret value looked for in other objects'
@@ -32,11 +34,38 @@ func IsSecret(apiVersion, kind string) bool { return apiVersion == "v1" && kind 
 
 // Learn records the values of a Secret's content (data decoded, and
 // stringData), so that Mask hides them wherever they appear.
+//
+// A value that is a YAML mapping (a values.yaml a HelmRelease takes with
+// valuesFrom) is looked for whole and by each of its string leaves, which
+// a chart renders one by one.
 func (m *Masker) Learn(content map[string]any) {
 	for _, v := range secretValues(content) {
-		if len(v) >= minSecret {
-			m.values = append(m.values, string(v))
+		m.learn(string(v))
+		var doc map[string]any
+		if yaml.Unmarshal(v, &doc) == nil {
+			m.learnLeaves(doc)
 		}
+	}
+}
+
+func (m *Masker) learn(s string) {
+	if len(s) >= minSecret {
+		m.values = append(m.values, s)
+	}
+}
+
+func (m *Masker) learnLeaves(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for _, x := range t {
+			m.learnLeaves(x)
+		}
+	case []any:
+		for _, x := range t {
+			m.learnLeaves(x)
+		}
+	case string:
+		m.learn(t)
 	}
 }
 

@@ -92,6 +92,12 @@ func TestMask(t *testing.T) {
 	if cm["data"].(map[string]any)["url"] != "postgres://u:supersecret@db" {
 		t.Errorf("Mask changed its input")
 	}
+	// A values.yaml in a Secret: each string leaf is looked for too.
+	m.Learn(decode(t, "stringData: {values.yaml: \"db: {password: leafsecret1}\\nreplicas: 2\\n\"}\n"))
+	env := decode(t, "value: leafsecret1\n")
+	if got := m.Mask("apps/v1", "Deployment", env)["value"]; got != Marker([]byte("leafsecret1")) {
+		t.Errorf("a leaf of a Secret's values.yaml: %v, want its marker", got)
+	}
 }
 
 // TestMarkdownCut: a report longer than the limit keeps its summary table
