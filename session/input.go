@@ -91,7 +91,12 @@ func (s *Session) discover(paths []string, o readOptions) *discover.Result {
 // found, read into memory, and Compile. The error is one setting a
 // namespace met; input problems are in errs.
 func (s *Session) read(paths []string, o readOptions) (*input, error) {
-	found := s.discover(paths, o)
+	return s.readFound(s.discover(paths, o), o)
+}
+
+// readFound is read of what discover found (kiln diff lints the same
+// discovery it reads).
+func (s *Session) readFound(found *discover.Result, o readOptions) (*input, error) {
 	in := &input{found: found, files: make([]*manifest.Source, len(found.Files))}
 	if o.keepData {
 		in.data = make([][]byte, len(found.Files))

@@ -5,7 +5,7 @@
 // excludes, kustomizations and charts rendered, App specs compiled), the
 // context read in a first pass (package lint), and every object admitted
 // and judged by every checker (package rules). kiln lint, build, fix, fn,
-// test, rules, argocd generate and psa plan each make one call here and
+// test, rules, diff, argocd generate and psa plan each make one call here and
 // report what it returns, and ExitCode (outcome.go) is the one map from
 // what they return to an exit code. A setting, a context or an admission
 // phase added here is every command's; the content cache is kiln lint's.

@@ -43,6 +43,7 @@ var commands = []func(*env) *cobra.Command{
 	newArgoCDCmd,
 	newBuildCmd,
 	newCRDsCmd,
+	newDiffCmd,
 	newExplainCmd,
 	newFetchCmd,
 	newFixCmd,

@@ -30,27 +30,31 @@ type Tree struct {
 
 // Materialize writes the tree of rev, of the Git repository holding dir,
 // to a new temp directory; Remove deletes it.
-func Materialize(dir, rev string) (*Tree, error) {
+func Materialize(dir, rev string) (*Tree, error) { return MaterializeFor("--new-from-rev", dir, rev) }
+
+// MaterializeFor is Materialize for the command option named flag, which
+// its errors name ("--base" for kiln diff).
+func MaterializeFor(flag, dir, rev string) (*Tree, error) {
 	if _, err := exec.LookPath("git"); err != nil {
-		return nil, fmt.Errorf("--new-from-rev %s: the git command is not installed (kiln reads the revision with it): install git, or lint without --new-from-rev", rev)
+		return nil, fmt.Errorf("%s %s: the git command is not installed (kiln reads the revision with it): install git, or run without %s", flag, rev, flag)
 	}
 	top, err := git(dir, nil, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, fmt.Errorf("--new-from-rev %s: %s is not in a Git repository (%v)", rev, orDot(dir), err)
+		return nil, fmt.Errorf("%s %s: %s is not in a Git repository (%v)", flag, rev, orDot(dir), err)
 	}
 	top = strings.TrimSpace(top)
 	commit, err := git(top, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
 	if err != nil {
-		return nil, fmt.Errorf("--new-from-rev %s: no such commit in %s: name a branch, tag or commit the repository has (in CI, fetch it: actions/checkout with fetch-depth: 0)", rev, top)
+		return nil, fmt.Errorf("%s %s: no such commit in %s: name a branch, tag or commit the repository has (in CI, fetch it: actions/checkout with fetch-depth: 0)", flag, rev, top)
 	}
 	t := &Tree{Rev: rev, Commit: strings.TrimSpace(commit), top: top}
 	t.Dir, err = os.MkdirTemp("", "kiln-rev-")
 	if err != nil {
-		return nil, fmt.Errorf("--new-from-rev %s: %w", rev, err)
+		return nil, fmt.Errorf("%s %s: %w", flag, rev, err)
 	}
 	if err := t.write(); err != nil {
 		t.Remove()
-		return nil, fmt.Errorf("--new-from-rev %s: reading the tree: %w", rev, err)
+		return nil, fmt.Errorf("%s %s: reading the tree: %w", flag, rev, err)
 	}
 	return t, nil
 }
@@ -232,4 +236,35 @@ func git(dir string, stdin io.Reader, args ...string) (string, error) {
 		return "", errors.New(msg)
 	}
 	return stdout.String(), nil
+}
+
+// DefaultBase is the commit a change in the repository holding dir is
+// compared with when no revision is named: the merge base of HEAD and the
+// default branch (origin/HEAD, else the first of origin/main,
+// origin/master, main and master that exists).
+func DefaultBase(dir string) (string, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return "", errors.New("the git command is not installed (kiln reads the revision with it)")
+	}
+	top, err := git(dir, nil, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", fmt.Errorf("%s is not in a Git repository (%v)", orDot(dir), err)
+	}
+	top = strings.TrimSpace(top)
+	var branches []string
+	if ref, err := git(top, nil, "symbolic-ref", "-q", "refs/remotes/origin/HEAD"); err == nil {
+		branches = append(branches, strings.TrimSpace(ref))
+	}
+	branches = append(branches, "refs/remotes/origin/main", "refs/remotes/origin/master", "refs/heads/main", "refs/heads/master")
+	for _, b := range branches {
+		if _, err := git(top, nil, "rev-parse", "--verify", "--quiet", b); err != nil {
+			continue
+		}
+		base, err := git(top, nil, "merge-base", "HEAD", b)
+		if err != nil {
+			return "", fmt.Errorf("no merge base of HEAD and %s: %v", b, err)
+		}
+		return strings.TrimSpace(base), nil
+	}
+	return "", errors.New("no default branch (origin/HEAD, main or master) to compare with: name a revision with --base")
 }

@@ -133,6 +133,9 @@ func TestActionDefinition(t *testing.T) {
 				used[m[1]] = true
 			}
 		}
+		for _, m := range regexp.MustCompile(`\binputs\.([a-z-]+)`).FindAllStringSubmatch(s.If, -1) {
+			used[m[1]] = true // mode chooses the steps
+		}
 	}
 	used[strings.TrimSuffix(strings.TrimPrefix(lint.WorkingDirectory, "${{ inputs."), " }}")] = true
 	for in := range a.Inputs {
