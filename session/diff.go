@@ -11,9 +11,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kilnhq/kiln/report/baseline"
 	"github.com/kilnhq/kiln/discover/gitrev"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report/baseline"
 	"github.com/kilnhq/kiln/report/objdiff"
 	"github.com/kilnhq/kiln/rules"
 )
