@@ -76,20 +76,12 @@ func oneGitSource(paths []string, context []*manifest.Object) func(string, strin
 	if len(git) != 1 || len(paths) == 0 {
 		return func(string, string) (string, bool) { return "", false }
 	}
-	root := paths[0]
-	if st, err := os.Stat(root); err == nil && !st.IsDir() {
-		root = filepath.Dir(root)
-	}
-	for d := root; ; {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			root = d
-			break
+	root := GitRoot(paths[0])
+	if root == "" {
+		root = paths[0]
+		if st, err := os.Stat(root); err == nil && !st.IsDir() {
+			root = filepath.Dir(root)
 		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
 	}
 	name, ns := git[0].Name, git[0].Namespace
 	return func(namespace, n string) (string, bool) {
