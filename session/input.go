@@ -6,8 +6,8 @@ import (
 
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/discover"
-	"github.com/kilnhq/kiln/discover/charts"
 	"github.com/kilnhq/kiln/discover/argocd"
+	"github.com/kilnhq/kiln/discover/charts"
 	"github.com/kilnhq/kiln/discover/flux"
 	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/internal/pathkey"

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/discover/argocd"
 	"github.com/kilnhq/kiln/discover/flux"
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
@@ -100,7 +101,7 @@ func (s *Session) lint(paths []string, o LintOptions) (*Linted, *discover.Result
 func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, set *settings.Settings, listSkipped bool) report.Inputs {
 	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: set.File, ListSkipped: listSkipped,
 		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization"),
-		FluxKustomizations: found.Count(flux.UnitKind)}
+		FluxKustomizations: found.Count(flux.UnitKind), ArgoCDApplications: found.Count(argocd.UnitKind)}
 	in.Skipped = append(append(in.Skipped, found.Skipped...), skipped...)
 	manifest.SortErrors(in.Errors)
 	return in
