@@ -76,6 +76,9 @@ func (r *run) renderDirectory(a *app, s *source, dir, name string) *discover.Uni
 	})
 	if len(jsonnet) > 0 {
 		r.warn(a, "Jsonnet is not rendered (kiln evaluates no Jsonnet): %s", strings.Join(jsonnet, ", "))
+		if len(src.Objects) == 0 && len(src.Errs) == 0 {
+			return nil // nothing but Jsonnet: not rendered
+		}
 	}
 	return &discover.Unit{Kind: UnitKind, Dir: name, Source: src}
 }
