@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -79,27 +80,49 @@ func (a *app) id() string {
 	return ns + "/" + a.obj.Name
 }
 
-// marker is what makes a file worth reading for Argo CD.
-var marker = []byte(group)
+// marker and appKind are what make a file worth reading for Argo CD: its
+// group, and a kind Application or ApplicationSet (YAML or JSON).
+var (
+	marker  = []byte(group)
+	appKind = regexp.MustCompile(`(?m)(^\s*kind:\s*["']?Application(Set)?["']?\s*(#.*)?$|"kind"\s*:\s*"Application(Set)?")`)
+)
 
 // Render renders the Applications of the input.
 func (c *Controller) Render(in *discover.ControllerInput) *discover.ControllerOutput {
 	r := &run{c: c, in: in, out: &discover.ControllerOutput{Consumed: map[string]bool{}}, done: map[string]bool{}}
 	var objs []*manifest.Object
+	var nsFiles []string // files that may declare Namespaces, read once Applications are found
 	for _, f := range in.Files {
 		if f == manifest.Stdin {
 			continue
 		}
 		data, err := os.ReadFile(f)
-		if err != nil || (!bytes.Contains(data, marker) && !bytes.Contains(data, []byte("Namespace"))) {
+		if err != nil {
 			continue
 		}
-		src := manifest.ReadFile(f, nil)
-		objs = append(objs, src.Objects...)
+		if bytes.Contains(data, marker) && appKind.Match(data) {
+			objs = append(objs, manifest.ReadFile(f, nil).Objects...)
+		} else if bytes.Contains(data, []byte("Namespace")) {
+			nsFiles = append(nsFiles, f)
+		}
 	}
 	for _, units := range [][]*discover.Unit{in.Units, in.Charts} {
 		for _, u := range units {
 			objs = append(objs, u.Source.Objects...)
+		}
+	}
+	found := false
+	for _, o := range objs {
+		found = found || isApplication(o) || isApplicationSet(o)
+	}
+	if !found {
+		return nil
+	}
+	for _, f := range nsFiles {
+		for _, o := range manifest.ReadFile(f, nil).Objects {
+			if o.Kind == "Namespace" {
+				objs = append(objs, o)
+			}
 		}
 	}
 	r.namespaces, r.created = map[string]bool{}, map[string]bool{}
