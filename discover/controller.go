@@ -1,8 +1,10 @@
 package discover
 
 import (
+	"path/filepath"
 	"slices"
 
+	"github.com/kilnhq/kiln/discover/charts"
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/api/resource"
@@ -32,9 +34,16 @@ type ControllerInput struct {
 	// Units are the kustomizations built (the topmost ones) and the
 	// units of the controllers called before this one.
 	Units []*Unit
+	// Charts are the input's charts rendered as discovery renders them
+	// (their own values, .kiln.yaml's helm settings): what a chart of
+	// Applications (an app of apps) outputs.
+	Charts []*Unit
 	// Build builds a directory with kustomize, as discovery builds
 	// kustomizations (offline, no plugins, positions in the source files).
 	Build func(BuildRequest) *Built
+	// RenderChart renders a chart of the input or of the chart cache
+	// with discovery's Helm engine and values of the controller's own.
+	RenderChart func(ChartRequest) *ChartRendered
 }
 
 // BuildRequest is one kustomize build a Controller asks for.
@@ -82,9 +91,12 @@ type ControllerOutput struct {
 	// linted through them: as plain files and kustomizations they are
 	// not linted again.
 	Consumed map[string]bool
-	Skipped  []manifest.Skipped
-	Warnings []error
-	Errs     []error
+	// Charts are the chart cache's charts the units need (what `kiln
+	// fetch` downloads), MissingCharts those it lacks.
+	Charts, MissingCharts []charts.Source
+	Skipped               []manifest.Skipped
+	Warnings              []error
+	Errs                  []error
 	// GitSource, when set, is the controller's one rule for the folder a
 	// Git source stands for (this repository, or one mapped in
 	// .kiln.yaml), which HelmRelease rendering follows too.
@@ -112,10 +124,10 @@ func (s *buildShared) build(r BuildRequest) *Built {
 
 // runControllers renders the controllers' units, takes the kustomization
 // units they consumed out of kusts (one whose kustomization file a
-// controller's build read is linted through that build) and returns the
-// files they consumed (absolute paths), which are not linted as plain
-// files.
-func runControllers(opts Options, roots, files []string, marks map[string]Marks, kusts *kustOutcome, shared *buildShared, res *Result) map[string]bool {
+// controller's build read is linted through that build) and the chart
+// units out of charts likewise (Chart.yaml), and returns the files they
+// consumed (absolute paths), which are not linted as plain files.
+func runControllers(opts Options, roots, files []string, marks map[string]Marks, kusts *kustOutcome, charts *[]renderedChart, shared *buildShared, res *Result) map[string]bool {
 	consumed := map[string]bool{}
 	if len(opts.Controllers) == 0 {
 		return consumed
@@ -123,7 +135,12 @@ func runControllers(opts Options, roots, files []string, marks map[string]Marks,
 	notes := captureOutput()
 	var rendered []*Unit // the controllers' units so far: a later controller renders what they output too
 	for _, c := range opts.Controllers {
-		in := &ControllerInput{Roots: roots, Files: files, Marks: marks, Units: append(slices.Clip(kusts.units), rendered...), Build: shared.build}
+		var chartUnits []*Unit
+		for _, ch := range *charts {
+			chartUnits = append(chartUnits, ch.unit)
+		}
+		in := &ControllerInput{Roots: roots, Files: files, Marks: marks, Units: append(slices.Clip(kusts.units), rendered...), Charts: chartUnits, Build: shared.build,
+			RenderChart: func(r ChartRequest) *ChartRendered { return renderRequest(r, opts) }}
 		out := c.Render(in)
 		if out == nil {
 			continue
@@ -135,6 +152,8 @@ func runControllers(opts Options, roots, files []string, marks map[string]Marks,
 		res.Skipped = append(res.Skipped, out.Skipped...)
 		res.Warnings = append(res.Warnings, out.Warnings...)
 		res.Errs = append(res.Errs, out.Errs...)
+		res.Charts = append(res.Charts, out.Charts...)
+		res.MissingCharts = append(res.MissingCharts, out.MissingCharts...)
 		for f := range out.Consumed {
 			consumed[f] = true
 		}
@@ -145,6 +164,13 @@ func runControllers(opts Options, roots, files []string, marks map[string]Marks,
 			}
 		}
 		kusts.units = kept
+		var keptCharts []renderedChart
+		for _, ch := range *charts {
+			if !out.Consumed[pathkey.Real(filepath.Join(ch.unit.Dir, "Chart.yaml"))] {
+				keptCharts = append(keptCharts, ch)
+			}
+		}
+		*charts = keptCharts
 	}
 	res.Warnings = append(res.Warnings, kustomizeNotes(notes())...)
 	res.Units = append(res.Units, rendered...)

@@ -182,11 +182,7 @@ func Discover(paths []string, opts Options) *Result {
 	kusts := settleKustomizations(builds, notes)
 	files, skipped := c.plainFiles(kusts, excluded)
 	marks := scanMarks(files)
-	consumed := runControllers(opts, dirArgs(paths), files, marks, kusts, shared, res)
-	files = filterOut(files, func(f string) bool { return f != manifest.Stdin && consumed[pathkey.Real(f)] })
-	res.Units = append(res.Units, kusts.units...)
-	res.Skipped = append(res.Skipped, kusts.skipped...)
-	res.Warnings = append(res.Warnings, kusts.warnings...)
+	var charts []renderedChart
 	deps := fileDependencies(c.charts)
 	for _, dir := range filterOut(c.charts, excluded) {
 		if consumedUnder(kusts.consumed, dir) != "" {
@@ -197,14 +193,28 @@ func Discover(paths []string, opts Options) *Result {
 			continue // a file:// dependency: rendered inside the chart that depends on it
 		}
 		src, warnings := renderChart(dir, opts)
-		res.Units = append(res.Units, &Unit{Kind: "chart", Dir: dir, Source: src})
-		res.Warnings = append(res.Warnings, warnings...)
+		charts = append(charts, renderedChart{unit: &Unit{Kind: "chart", Dir: dir, Source: src}, warnings: warnings})
+	}
+	consumed := runControllers(opts, dirArgs(paths), files, marks, kusts, &charts, shared, res)
+	files = filterOut(files, func(f string) bool { return f != manifest.Stdin && consumed[pathkey.Real(f)] })
+	res.Units = append(res.Units, kusts.units...)
+	res.Skipped = append(res.Skipped, kusts.skipped...)
+	res.Warnings = append(res.Warnings, kusts.warnings...)
+	for _, ch := range charts {
+		res.Units = append(res.Units, ch.unit)
+		res.Warnings = append(res.Warnings, ch.warnings...)
 	}
 	res.Files = append(res.Files, files...)
 	res.Skipped = append(res.Skipped, skipped...)
 	res.renderHelmReleases(marks, opts)
 	sort.SliceStable(res.Units, func(i, j int) bool { return res.Units[i].Dir < res.Units[j].Dir })
 	return res
+}
+
+// renderedChart is a chart of the input rendered with its own values.
+type renderedChart struct {
+	unit     *Unit
+	warnings []error
 }
 
 // plainFiles returns the files to lint on their own, in input order, and

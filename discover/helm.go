@@ -115,6 +115,15 @@ type chartRender struct {
 	// neither edited nor post-rendered, as Helm installs them apart.
 	edit []func(*yaml.Node)
 	post func([]*manifest.Object) ([]*manifest.Object, error)
+	// apiVersions are added to the capabilities' API versions (helm
+	// template --api-versions).
+	apiVersions []string
+	// given, when set, moves an object one of whose scalar `key: value`
+	// pairs the asker's own values set exactly to givenFile, placed there
+	// (valueTrace; the rest at givenPos).
+	given     *valueTrace
+	givenFile string
+	givenPos  manifest.Position
 }
 
 // renderLoaded renders r's chart as `helm template` does, with Helm's
@@ -133,6 +142,9 @@ func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
 	}
 	if v, err := common.ParseKubeVersion(fmt.Sprintf("v%d.%d.0", kv.Major, kv.Minor)); err == nil {
 		caps.KubeVersion = *v
+	}
+	if len(r.apiVersions) > 0 {
+		caps.APIVersions = append(slices.Clone(caps.APIVersions), r.apiVersions...)
 	}
 	values, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, r.rel, caps, true)
 	if err == nil {
@@ -186,6 +198,11 @@ func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
 				n := o.Node()
 				shiftNode(n, d.line-1, d.col-1)
 				move(n)
+				at := file
+				if r.given != nil && r.given.matches(n) {
+					r.given.place(n, r.givenPos)
+					at = r.givenFile
+				}
 				if n.Line == 0 {
 					n.Line, n.Column = 1, 1
 				}
@@ -196,7 +213,7 @@ func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
 					}
 					fillPositions(n, nil)
 				}
-				ro, err := manifest.NewRenderedObject(file, r.unit, doc, n)
+				ro, err := manifest.NewRenderedObject(at, r.unit, doc, n)
 				doc++
 				if err != nil {
 					src.Errs = append(src.Errs, renderedError(err, name, renderedDoc{line: 1, col: 1}))

@@ -778,6 +778,28 @@ func (r *releaseRenderer) valuesText(kind, ns, name, key string) (string, bool) 
 	return s, ok
 }
 
+// matches reports whether a scalar `key: value` of n is one the trace
+// places.
+func (t *valueTrace) matches(n *yaml.Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if v.Kind == yaml.ScalarNode && t.at[k.Value+"\x00"+v.Value] != nil {
+				return true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if t.matches(c) {
+			return true
+		}
+	}
+	return false
+}
+
 func (t *valueTrace) place(n *yaml.Node, root manifest.Position) {
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {

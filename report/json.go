@@ -62,6 +62,8 @@ type jsonSummary struct {
 	Kustomizations int `json:"kustomizations"`
 	// FluxKustomizations counts the Flux Kustomizations built.
 	FluxKustomizations int `json:"fluxKustomizations,omitempty"`
+	// ArgoCDApplications counts the Argo CD Application sources rendered.
+	ArgoCDApplications int `json:"argocdApplications,omitempty"`
 	// Assumed counts the findings judged at an assumed Pod Security level.
 	Assumed int `json:"assumed"`
 	// Baselined counts the findings a baseline holds (not in errors,
@@ -111,7 +113,7 @@ func writeJSON(w io.Writer, res *rules.Result, in Inputs) error {
 	}, false)
 	js.field(1, "summary", jsonSummary{Files: s.Files, Objects: s.Objects, Errors: s.Errors,
 		Warnings: s.Warnings, Infos: s.Infos, Suppressed: s.Suppressed, InputErrors: len(errs),
-		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, FluxKustomizations: in.FluxKustomizations, Assumed: s.Assumed,
+		Skipped: len(in.Skipped), Charts: in.Charts, Kustomizations: in.Kustomizations, FluxKustomizations: in.FluxKustomizations, ArgoCDApplications: in.ArgoCDApplications, Assumed: s.Assumed,
 		Baselined: s.Baselined, BaselineFixed: in.BaselineFixed, Catalog: res.Catalog}, true)
 	js.raw("}\n")
 	return js.flush()

@@ -68,6 +68,7 @@ func Merge(reports []io.Reader, name func(i int) string) (*rules.Result, Inputs,
 		in.Charts += s.Charts
 		in.Kustomizations += s.Kustomizations
 		in.FluxKustomizations += s.FluxKustomizations
+		in.ArgoCDApplications += s.ArgoCDApplications
 		in.BaselineFixed += s.BaselineFixed
 		for _, c := range s.Catalog {
 			if !slices.Contains(res.Catalog, c) {

@@ -62,8 +62,9 @@ type Inputs struct {
 	// ListSkipped lists each skipped file in the text format.
 	ListSkipped bool
 	// Charts and Kustomizations count what was rendered, FluxKustomizations
-	// the Flux Kustomizations built.
-	Charts, Kustomizations, FluxKustomizations int
+	// the Flux Kustomizations built, ArgoCDApplications the Argo CD
+	// Application sources rendered.
+	Charts, Kustomizations, FluxKustomizations, ArgoCDApplications int
 	// Config is the config file used ("" for none).
 	Config string
 	// ContextFiles counts the other files of the repository read for

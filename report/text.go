@@ -184,11 +184,15 @@ func writeInputsText(bw *bufio.Writer, in Inputs) {
 // what was read for context and the config.
 func inputLines(in Inputs, text bool) []string {
 	var lines []string
-	if in.Charts+in.Kustomizations > 0 && in.FluxKustomizations == 0 {
-		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+" and "+plural.Count(in.Kustomizations, "kustomization"))
-	}
-	if in.FluxKustomizations > 0 {
+	switch {
+	case in.FluxKustomizations > 0 && in.ArgoCDApplications > 0:
+		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+", "+plural.Count(in.Kustomizations, "kustomization")+", "+plural.Count(in.FluxKustomizations, "Flux Kustomization")+" and "+plural.Count(in.ArgoCDApplications, "Argo CD Application source"))
+	case in.FluxKustomizations > 0:
 		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+", "+plural.Count(in.Kustomizations, "kustomization")+" and "+plural.Count(in.FluxKustomizations, "Flux Kustomization"))
+	case in.ArgoCDApplications > 0:
+		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+", "+plural.Count(in.Kustomizations, "kustomization")+" and "+plural.Count(in.ArgoCDApplications, "Argo CD Application source"))
+	case in.Charts+in.Kustomizations > 0:
+		lines = append(lines, "rendered "+plural.Count(in.Charts, "Helm chart")+" and "+plural.Count(in.Kustomizations, "kustomization"))
 	}
 	if n := len(in.Skipped); n > 0 {
 		reasons := map[string]int{}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/discover/argocd"
 	"github.com/kilnhq/kiln/discover/flux"
 	"github.com/kilnhq/kiln/discover/gitrev"
 	"github.com/kilnhq/kiln/manifest"
@@ -81,7 +82,7 @@ func (s *Session) shard(l *Linted, found *discover.Result) {
 		}
 	}
 	in.Skipped = skipped
-	in.Charts, in.Kustomizations, in.FluxKustomizations = 0, 0, 0
+	in.Charts, in.Kustomizations, in.FluxKustomizations, in.ArgoCDApplications = 0, 0, 0, 0
 	for _, u := range found.Units {
 		if len(u.Source.Errs) > 0 || !sh.Holds(u.Dir) {
 			continue
@@ -93,6 +94,8 @@ func (s *Session) shard(l *Linted, found *discover.Result) {
 			in.Kustomizations++
 		case flux.UnitKind:
 			in.FluxKustomizations++
+		case argocd.UnitKind:
+			in.ArgoCDApplications++
 		}
 	}
 	in.Shard = sh.String()

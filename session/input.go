@@ -6,6 +6,7 @@ import (
 
 	"github.com/kilnhq/kiln/compiler"
 	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/discover/argocd"
 	"github.com/kilnhq/kiln/discover/charts"
 	"github.com/kilnhq/kiln/discover/flux"
 	"github.com/kilnhq/kiln/internal/parallel"
@@ -83,7 +84,8 @@ func (s *Session) discover(paths []string, o readOptions) *discover.Result {
 		Chart:       s.Settings.Chart,
 		Plain:       o.plain,
 		Charts:      o.charts,
-		Controllers: []discover.Controller{&flux.Controller{Sources: s.Settings.FluxSources}},
+		Controllers: []discover.Controller{&flux.Controller{Sources: s.Settings.FluxSources},
+			&argocd.Controller{RepoURLs: s.Settings.ArgoCDRepoURLs, Parameters: s.Settings.ArgoCDGenerators}},
 	})
 }
 

@@ -5,9 +5,9 @@ import (
 	"path/filepath"
 
 	"github.com/kilnhq/kiln/discover"
+	"github.com/kilnhq/kiln/discover/argocd"
 	"github.com/kilnhq/kiln/discover/flux"
 	"github.com/kilnhq/kiln/internal/judgecache"
-	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/lint"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/report"
@@ -101,7 +101,7 @@ func (s *Session) lint(paths []string, o LintOptions) (*Linted, *discover.Result
 func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.Skipped, set *settings.Settings, listSkipped bool) report.Inputs {
 	in := report.Inputs{Errors: inputErrs, Warnings: found.Warnings, Config: set.File, ListSkipped: listSkipped,
 		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization"),
-		FluxKustomizations: found.Count(flux.UnitKind)}
+		FluxKustomizations: found.Count(flux.UnitKind), ArgoCDApplications: found.Count(argocd.UnitKind)}
 	in.Skipped = append(append(in.Skipped, found.Skipped...), skipped...)
 	manifest.SortErrors(in.Errors)
 	return in
@@ -122,7 +122,7 @@ func repoContext(args []string, found *discover.Result, set *settings.Settings) 
 			return nil
 		}
 	}
-	root := repoRoot(args[0])
+	root := discover.GitRoot(args[0])
 	if root == "" {
 		return nil
 	}
@@ -142,19 +142,4 @@ func repoContext(args []string, found *discover.Result, set *settings.Settings) 
 		out = append(out, f)
 	}
 	return out
-}
-
-// repoRoot returns the nearest directory above path that holds .git
-// (relative to the current directory where it can be), or "".
-func repoRoot(path string) string {
-	dir := pathkey.RepoRoot(path)
-	if dir == "" {
-		return ""
-	}
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, dir); err == nil {
-			return rel
-		}
-	}
-	return dir
 }

@@ -16,7 +16,7 @@ import (
 const FileName = ".kiln.yaml"
 
 // nested are the .kiln.yaml keys that hold settings of their own.
-var nested = map[string]bool{"psa": true, "helm": true, "flux": true}
+var nested = map[string]bool{"psa": true, "helm": true, "flux": true, "argocd": true}
 
 // ReadFile returns the assignments of a .kiln.yaml. Invalid YAML, a second
 // document, a duplicate key, an unknown key or a value of the wrong shape is

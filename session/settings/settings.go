@@ -44,6 +44,12 @@ type Settings struct {
 	// "namespace/name") to the folders holding their files (flux.sources;
 	// relative to the config file).
 	FluxSources map[string]string
+	// ArgoCDRepoURLs are the URLs this repository is known by to Argo CD
+	// (argocd.repoURLs); ArgoCDGenerators the parameter sets of the
+	// generators kiln cannot run, by ApplicationSet "namespace/name"
+	// (argocd.generators).
+	ArgoCDRepoURLs   []string
+	ArgoCDGenerators map[string][]map[string]any
 	// ServiceCIDRs is the cluster's service network (serviceCIDRs).
 	ServiceCIDRs []string
 
@@ -181,6 +187,12 @@ var table = []entry{
 		}},
 	{key: "helm.charts", inFile: true, kind: mapping, apply: applyCharts},
 	{key: "flux.sources", inFile: true, kind: mapping, apply: applyFluxSources},
+	{key: "argocd.repoURLs", inFile: true, kind: list,
+		apply: func(s *Settings, a Assignment, v value) error {
+			s.ArgoCDRepoURLs = append(s.ArgoCDRepoURLs, v.strs...)
+			return nil
+		}},
+	{key: "argocd.generators", inFile: true, kind: mapping, apply: applyArgoCDGenerators},
 
 	// The target cluster's service network, which a Service's IP families
 	// and cluster IPs are allocated from.
@@ -537,6 +549,28 @@ func applyFluxSources(s *Settings, a Assignment, v value) error {
 			dir = filepath.Join(filepath.Dir(a.Pos.File), dir) // relative to the config
 		}
 		s.FluxSources[k.Value] = dir
+	}
+	return nil
+}
+
+// applyArgoCDGenerators reads argocd.generators: an ApplicationSet,
+// "namespace/name", to the parameter sets its generators would give (a
+// list of mappings).
+func applyArgoCDGenerators(s *Settings, a Assignment, v value) error {
+	m := a.Value
+	if s.ArgoCDGenerators == nil {
+		s.ArgoCDGenerators = map[string][]map[string]any{}
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		k, x := m.Content[j], m.Content[j+1]
+		if strings.Count(k.Value, "/") != 1 || strings.HasPrefix(k.Value, "/") || strings.HasSuffix(k.Value, "/") {
+			return a.at(k).errorf("argocd.generators: %q is not an ApplicationSet: write namespace/name (argocd/guestbook)", k.Value)
+		}
+		var sets []map[string]any
+		if x.Kind != yaml.SequenceNode || x.Decode(&sets) != nil {
+			return a.at(x).errorf("argocd.generators.%s must be a list of parameter sets (mappings)", k.Value)
+		}
+		s.ArgoCDGenerators[k.Value] = sets
 	}
 	return nil
 }

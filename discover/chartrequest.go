@@ -1,0 +1,224 @@
+package discover
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/kilnhq/kiln/discover/charts"
+	"github.com/kilnhq/kiln/internal/pathkey"
+	"github.com/kilnhq/kiln/manifest"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// ChartRequest is one chart a Controller renders with values of its own
+// (an Argo CD Application's Helm source), with discovery's Helm engine.
+type ChartRequest struct {
+	// Dir is the chart's directory in the input; Source, when Dir is "",
+	// a chart of kiln's chart cache (never the network).
+	Dir    string
+	Source charts.Source
+	// Values are merged over the chart's values.yaml.
+	Values map[string]any
+	// ReleaseName and Namespace are the release's ("": the chart's name
+	// is not assumed; "release-name" and "default", as helm template).
+	ReleaseName, Namespace string
+	// KubeVersion is the cluster's version (zero: discovery's);
+	// APIVersions are added to the API versions Helm reports.
+	KubeVersion manifest.KubeVersion
+	APIVersions []string
+	// SkipCRDs leaves the chart's crds/ out.
+	SkipCRDs bool
+	// Unit names the unit the objects belong to.
+	Unit string
+	// Name names the asker in messages ("Application guestbook"); Pos is
+	// where a problem of the whole chart is reported.
+	Name string
+	Pos  manifest.Position
+	// Given are the values the asker wrote itself, as a mapping whose
+	// scalar `key: value` pairs have the lines where it set them, in
+	// GivenFile: an object with a pair one of them sets exactly is placed
+	// there (a privileged container set by a parameter is reported at the
+	// parameter), its other nodes at their nearest such parent, else at
+	// Pos. A chart of the cache is placed so whole.
+	Given     *yaml.Node
+	GivenFile string
+	// Edit changes each object's tree (crds/ aside) before it is made an
+	// object.
+	Edit func(*yaml.Node)
+}
+
+// ChartRendered is what a ChartRequest rendered.
+type ChartRendered struct {
+	// Source holds the objects and the problems rendering found.
+	Source *manifest.Source
+	// Read are the absolute paths of the chart's files (Dir's).
+	Read map[string]bool
+	// Warnings are what rendering could not do offline (notes of the
+	// values' schema check).
+	Warnings []error
+	// Charts are the cache's charts the request needed (the chart
+	// source, dependencies a Chart.yaml names from a repository), and
+	// Missing those the cache lacks: then nothing was rendered, and
+	// Source holds no error (the asker says so).
+	Charts, Missing []charts.Source
+}
+
+// renderRequest renders a ChartRequest with discovery's options.
+func renderRequest(req ChartRequest, opts Options) *ChartRendered {
+	// What Helm logs goes to the capture runControllers holds.
+	out := &ChartRendered{Read: map[string]bool{}}
+	pos := req.Pos
+	src := &manifest.Source{Path: pos.File}
+	out.Source = src
+	fail := func(format string, args ...any) *ChartRendered {
+		src.Errs = append(src.Errs, &manifest.Error{Pos: pos, Msg: req.Name + ": " + fmt.Sprintf(format, args...)})
+		return out
+	}
+	cache := opts.Charts
+	if cache == nil {
+		if c, err := charts.Open(""); err == nil {
+			cache = c
+		}
+	}
+	load := func(s charts.Source) (*chart.Chart, bool, error) {
+		out.Charts = append(out.Charts, s)
+		if cache == nil {
+			out.Missing = append(out.Missing, s)
+			return nil, false, nil
+		}
+		c, err := cache.Lookup(s)
+		if err != nil {
+			if charts.IsNotCached(err) {
+				out.Missing = append(out.Missing, s)
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
+		data, err := os.ReadFile(c.Path)
+		if err != nil {
+			return nil, false, err
+		}
+		ch, err := loader.LoadArchive(bytes.NewReader(data))
+		if err != nil {
+			return nil, false, fmt.Errorf("chart %s version %s: %v", s, c.Version, err)
+		}
+		return ch, true, nil
+	}
+	var ch *chart.Chart
+	if req.Dir != "" {
+		var err error
+		if ch, err = loader.LoadDir(req.Dir); err != nil {
+			return fail("cannot load the Helm chart %s: %v", req.Dir, err)
+		}
+		_ = filepath.WalkDir(req.Dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				out.Read[pathkey.Real(p)] = true
+			}
+			return nil
+		})
+		for _, m := range resolveDependencies(ch, req.Dir) {
+			// As the repo-server runs `helm dependency build`: the
+			// dependency from the cache, which `kiln fetch` fills.
+			d := dependencyOf(ch, m.name)
+			if d == nil || d.Repository == "" {
+				return fail("chart %q needs dependency %q, which is not in charts/ and names no repository", ch.Name(), m.name)
+			}
+			s := dependencySource(d)
+			sub, ok, err := load(s)
+			if err != nil {
+				return fail("chart %q dependency %q: %v", ch.Name(), m.name, err)
+			}
+			if ok {
+				ch.AddDependency(sub)
+			}
+		}
+	} else {
+		var ok bool
+		var err error
+		if ch, ok, err = load(req.Source); err != nil {
+			return fail("%v", err)
+		}
+		if ok {
+			if missing := resolveDependencies(ch, ""); len(missing) > 0 {
+				return fail("chart %s needs dependency %q, which its archive does not hold", req.Source, missing[0].name)
+			}
+		}
+	}
+	if len(out.Missing) > 0 {
+		return out
+	}
+	rel := common.ReleaseOptions{Name: orDefault(req.ReleaseName, "release-name"), Namespace: orDefault(req.Namespace, "default"), Revision: 1, IsInstall: true}
+	kube := req.KubeVersion
+	if kube.Major == 0 {
+		kube = opts.KubeVersion
+	}
+	cr := chartRender{
+		ch: ch, vals: req.Values, rel: rel, kube: kube, crds: !req.SkipCRDs, unit: req.Unit, pos: pos,
+		notes: &out.Warnings, apiVersions: req.APIVersions,
+		valuesErr: func(err error) error {
+			return &manifest.Error{Pos: pos, Msg: req.Name + ": its values do not meet the chart's values.schema.json (" + strings.Join(violations(ch, err), "; ") + ")"}
+		},
+		templateErr: func(err error) error {
+			return &manifest.Error{Pos: pos, Msg: req.Name + ": chart " + strconv.Quote(ch.Name()) + " cannot render: " + strings.TrimSpace(err.Error())}
+		},
+	}
+	if req.Edit != nil {
+		cr.edit = []func(*yaml.Node){req.Edit}
+	}
+	trace := newValueTrace(req.Given)
+	if req.Dir != "" {
+		cr.crdFile = func(name string) string { return diskPath(req.Dir, name) }
+		cr.place = func(name, text string) (string, func(*yaml.Node)) {
+			lines := traceLines(text, templateOf(ch, name))
+			return diskPath(req.Dir, name), func(n *yaml.Node) { mapLines(n, lines) }
+		}
+		if req.Given != nil && req.GivenFile != "" {
+			cr.given, cr.givenFile, cr.givenPos = trace, req.GivenFile, pos
+		}
+	} else {
+		file := orDefault(req.GivenFile, pos.File)
+		cr.crdFile = func(string) string { return file }
+		cr.place = func(string, string) (string, func(*yaml.Node)) {
+			return file, func(n *yaml.Node) { trace.place(n, pos) }
+		}
+	}
+	renderLoaded(src, cr)
+	return out
+}
+
+// dependencyOf returns the dependency of ch's Chart.yaml named name.
+func dependencyOf(ch *chart.Chart, name string) *chart.Dependency {
+	for _, d := range ch.Metadata.Dependencies {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// dependencySource is the cache's source of a chart dependency
+// (`helm dependency build`: an HTTP repository's chart, or an OCI one).
+func dependencySource(d *chart.Dependency) charts.Source {
+	if strings.HasPrefix(d.Repository, "oci://") {
+		return charts.Source{Type: "oci", URL: strings.TrimSuffix(d.Repository, "/") + "/" + d.Name, Version: d.Version}
+	}
+	return charts.Source{Type: "http", URL: d.Repository, Chart: d.Name, Version: d.Version}
+}
+
+// IsChartDir reports whether dir holds a Chart.yaml (the repo-server
+// renders such a directory with Helm).
+func IsChartDir(dir string) bool { return isChartDir(dir) }
+
+// KustomizationFile returns the kustomization file in dir, or "".
+func KustomizationFile(dir string) string { return kustomizationFile(dir) }
+
+// MergeValues merges b into a as Helm merges values files (maps deeply,
+// everything else replaced), into a new map.
+func MergeValues(a, b map[string]any) map[string]any { return mergeMaps(a, b) }
