@@ -8,6 +8,9 @@ import (
 var (
 	registryMu sync.Mutex
 	registry   []*Checker
+	// offByDefault are the registered rules that are off unless the
+	// config turns them on (Rule.Off).
+	offByDefault = map[string]bool{}
 )
 
 // Register adds a checker to the set every run uses. Rule packages call it
@@ -16,6 +19,18 @@ func Register(c *Checker) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	registry = append(registry, c)
+	for _, r := range c.Rules {
+		if r.Off {
+			offByDefault[r.ID] = true
+		}
+	}
+}
+
+// isOffByDefault reports whether a registered rule is off unless the config turns it on.
+func isOffByDefault(id string) bool {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	return offByDefault[id]
 }
 
 // Registered returns the registered checkers sorted by name.

@@ -19,6 +19,7 @@ import (
 	_ "github.com/kilnhq/kiln/rules/schema"    // the API server's create path (schema/…) and kubectl's YAML reading (yaml/…)
 	_ "github.com/kilnhq/kiln/rules/sidecar"   // sidecar/injected-in-job
 	_ "github.com/kilnhq/kiln/rules/storage"   // storage/…
+	_ "github.com/kilnhq/kiln/rules/workload"  // workload/…: image tags, resources, readiness probes, pull policies
 )
 
 // notOwn are the checkers that judge as the API server does (schema, psa)

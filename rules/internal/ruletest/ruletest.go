@@ -55,12 +55,26 @@ func Run(t testing.TB, file string, data []byte, opts *rules.Options, checkers .
 	if len(errs) > 0 {
 		t.Fatalf("%s: %v", file, errs)
 	}
-	eng := &rules.Engine{Checkers: checkers, Options: opts, Given: lint.NewGiven(opts).Objects}
+	eng := &rules.Engine{Checkers: checkers, Options: opts, Given: lint.NewGiven(opts).Objects, Config: OnConfig(checkers...)}
 	res, err := eng.Run(objs, []rules.FileObjects{{File: file}})
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
 	return res
+}
+
+// OnConfig turns on the checkers' rules that are off by default
+// (rules.Rule.Off): a checker's tests judge all its rules.
+func OnConfig(checkers ...*rules.Checker) *rules.Config {
+	on := map[string]string{}
+	for _, c := range checkers {
+		for _, r := range c.Rules {
+			if r.Off {
+				on[r.ID] = "on"
+			}
+		}
+	}
+	return rules.NewConfig(on, nil)
 }
 
 // RunAdmitted is Run with the objects admitted first (the admission stage,
@@ -71,7 +85,7 @@ func RunAdmitted(t testing.TB, file string, data []byte, opts *rules.Options, ch
 	if len(errs) > 0 {
 		t.Fatalf("%s: %v", file, errs)
 	}
-	res, err := lint.Judge(&rules.Engine{Checkers: checkers, Options: opts}, objs, []rules.FileObjects{{File: file}})
+	res, err := lint.Judge(&rules.Engine{Checkers: checkers, Options: opts, Config: OnConfig(checkers...)}, objs, []rules.FileObjects{{File: file}})
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
