@@ -36,7 +36,8 @@ var quotedField = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
 
 // strictProblems turns strict decoding errors (what fieldValidation=Strict,
 // kubectl's default, refuses) into problems at their fields.
-func strictProblems(err error) []Problem {
+// obj is the object decoded, for "did you mean" on an unknown field.
+func strictProblems(err error, obj any) []Problem {
 	var list []error
 	if sde, ok := runtime.AsStrictDecodingError(err); ok {
 		list = sde.Errors()
@@ -54,6 +55,9 @@ func strictProblems(err error) []Problem {
 		// the last value, see yaml/duplicate-key); it is refused all the same.
 		rule, what := RuleUnknownField, "unknown field"
 		hint := "the API server refuses it (kubectl apply validates fields strictly by default); check the spelling and the kind's schema (kubectl explain)"
+		if near := nearField(obj, m[2]); near != "" && m[1] == "unknown" {
+			hint = fmt.Sprintf("did you mean %q? The API server refuses it (kubectl apply validates fields strictly by default)", near)
+		}
 		if m[1] == "duplicate" {
 			rule, what, hint = RuleDecode, "duplicate field", "remove one of them"
 		}
