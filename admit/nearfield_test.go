@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestNearField(t *testing.T) {
@@ -25,5 +26,19 @@ func TestNearField(t *testing.T) {
 		if got := nearField(tt.obj, tt.path); got != tt.want {
 			t.Errorf("nearField(%T, %q) = %q, want %q", tt.obj, tt.path, got, tt.want)
 		}
+	}
+}
+
+// TestErrorBodyNoGoValues: a validation error whose bad value is a Go
+// struct says its type and detail, not the struct.
+func TestErrorBodyNoGoValues(t *testing.T) {
+	yes := true
+	e := field.Invalid(field.NewPath("spec", "containers").Index(0).Child("securityContext"), &corev1.SecurityContext{Privileged: &yes},
+		"cannot set `allowPrivilegeEscalation` to false and `privileged` to true")
+	if got, want := errorBody(e), "Invalid value: cannot set `allowPrivilegeEscalation` to false and `privileged` to true"; got != want {
+		t.Errorf("errorBody = %q, want %q", got, want)
+	}
+	if got, want := errorBody(field.Invalid(field.NewPath("spec", "replicas"), int64(-1), "must be greater than or equal to 0")), "Invalid value: -1: must be greater than or equal to 0"; got != want {
+		t.Errorf("errorBody = %q, want %q", got, want)
 	}
 }
