@@ -17,16 +17,20 @@ import (
 
 // FindingKey is a finding as the re-judgement compares it: by file,
 // object (its group, not its version: api/removed's repair changes the
-// version), rule and message; never by position, which a repair moves.
+// version) and rule. Not by position, which a repair moves, nor by
+// message, which a repair changes without making anything worse: a
+// finding that names the containers still at fault names fewer, one that
+// points at another object's line ("first at file:12") moves with it. An
+// object has a new finding when it has more findings of a rule than before.
 type FindingKey struct {
 	File, Group, Kind, Namespace, Name string
-	Rule, Message                      string
+	Rule                               string
 }
 
 // KeyOf is the key of a finding.
 func KeyOf(f rules.Finding) FindingKey {
 	return FindingKey{File: f.Pos.File, Group: group(f.Object.APIVersion), Kind: f.Object.Kind,
-		Namespace: f.Object.Namespace, Name: f.Object.Name, Rule: f.Rule, Message: f.Message}
+		Namespace: f.Object.Namespace, Name: f.Object.Name, Rule: f.Rule}
 }
 
 func group(apiVersion string) string {
