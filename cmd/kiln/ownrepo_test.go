@@ -17,7 +17,7 @@ func TestOwnRepository(t *testing.T) {
 		t.Fatalf("kiln lint . in the repository: exit %d\n%s", code, errOut)
 	}
 	var rep struct {
-		Summary struct{ Files, Errors, InputErrors int } `json:"summary"`
+		Summary  struct{ Files, Errors, InputErrors int } `json:"summary"`
 		Findings []struct{ Rule, File string }
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
