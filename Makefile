@@ -52,7 +52,11 @@ bench: build
 fuzz:
 	bash bench/fuzz.sh $(FUZZTIME)
 
-demo: build
+# demo: the build says how far it is (a first build compiles ~2,000
+# packages: minutes on a cold cache), then examples/demo.sh.
+demo:
+	@echo "building $(BIN) (a first build compiles the Kubernetes, Helm and kustomize packages kiln links: minutes on a cold cache)"
+	@bash -o pipefail -c "$(GOBUILD) -v -o $(BIN) ./cmd/kiln 2>&1 | awk '{ n++; if (n % 50 == 0) printf \"  %d packages compiled\\n\", n } END { printf \"  %d packages compiled: built $(BIN)\\n\", n }'"
 	bash examples/demo.sh $(BIN)
 
 check:

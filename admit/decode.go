@@ -59,7 +59,7 @@ func (a *Admitter) decode(o *manifest.Object, gvk schema.GroupVersionKind, conte
 		obj, _, err := a.strict.Decode(data, &gvk, nil)
 		if err == nil || runtime.IsStrictDecodingError(err) {
 			if err != nil {
-				for _, p := range strictProblems(err) {
+				for _, p := range strictProblems(err, obj) {
 					if d.typeErrors > 0 {
 						p.markNext()
 					}

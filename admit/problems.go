@@ -3,6 +3,7 @@ package admit
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -36,7 +37,8 @@ var quotedField = regexp.MustCompile(`^(unknown|duplicate) field "(.*)"$`)
 
 // strictProblems turns strict decoding errors (what fieldValidation=Strict,
 // kubectl's default, refuses) into problems at their fields.
-func strictProblems(err error) []Problem {
+// obj is the object decoded, for "did you mean" on an unknown field.
+func strictProblems(err error, obj any) []Problem {
 	var list []error
 	if sde, ok := runtime.AsStrictDecodingError(err); ok {
 		list = sde.Errors()
@@ -54,6 +56,9 @@ func strictProblems(err error) []Problem {
 		// the last value, see yaml/duplicate-key); it is refused all the same.
 		rule, what := RuleUnknownField, "unknown field"
 		hint := "the API server refuses it (kubectl apply validates fields strictly by default); check the spelling and the kind's schema (kubectl explain)"
+		if near := nearField(obj, m[2]); near != "" && m[1] == "unknown" {
+			hint = fmt.Sprintf("did you mean %q? The API server refuses it (kubectl apply validates fields strictly by default)", near)
+		}
 		if m[1] == "duplicate" {
 			rule, what, hint = RuleDecode, "duplicate field", "remove one of them"
 		}
@@ -215,9 +220,29 @@ func fieldProblem(e *field.Error) Problem {
 		rule = RuleRequired
 	}
 	if e.Field == "" || e.Field == "<nil>" {
-		return Problem{Rule: rule, Message: e.ErrorBody()}
+		return Problem{Rule: rule, Message: errorBody(e)}
 	}
-	return Problem{Rule: rule, Field: e.Field, Message: fmt.Sprintf("%s: %s", e.Field, e.ErrorBody())}
+	return Problem{Rule: rule, Field: e.Field, Message: fmt.Sprintf("%s: %s", e.Field, errorBody(e))}
+}
+
+// errorBody is the error's body as the server words it, without a bad
+// value that is a struct: the server's validation of its internal types
+// prints one as a Go value (&core.SecurityContext{Capabilities:
+// (*core.Capabilities)(nil), Privileged:(*bool)(0xc000...)...}), which says
+// nothing the field path and detail do not, and changes between runs.
+func errorBody(e *field.Error) string {
+	v := reflect.ValueOf(e.BadValue)
+	for v.IsValid() && v.Kind() == reflect.Pointer && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.IsValid() && v.Kind() == reflect.Struct {
+		body := e.Type.String()
+		if e.Detail != "" {
+			body += ": " + e.Detail
+		}
+		return body
+	}
+	return e.ErrorBody()
 }
 
 // jsonPath drops the Go names of embedded structs that the JSON decoder's

@@ -97,6 +97,11 @@ func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
 		return b
 	}
 	if err != nil {
+		if e, ok := missingResource(b.file, err); ok {
+			src.Errs = append(src.Errs, e)
+			b.failed = true
+			return b
+		}
 		src.Errs = append(src.Errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize build failed: " + plainKustomizeError(err)})
 		b.failed = true
 		return b

@@ -123,7 +123,7 @@ func writeHTML(w io.Writer, res *rules.Result, opts Options) error {
 		if f.AssumedNamespace != "" && f.Suppressed == nil && !f.Baselined {
 			assumed[f.AssumedNamespace] = true
 		}
-		if f.Fix != nil && f.Suppressed == nil && !f.Baselined {
+		if opts.Inputs.fixable(f) {
 			fixable++
 		}
 		i, ok := index[f.Pos.File]

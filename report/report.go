@@ -79,6 +79,15 @@ type Inputs struct {
 	BaselineFixed int
 	// Shard is the part of the objects the run judged ("2/4"; "" for all).
 	Shard string
+	// NotFixed are the files kiln fix edits nothing in (a chart's
+	// templates, JSON files): the repairs their findings carry are not
+	// counted among those kiln fix can make.
+	NotFixed map[string]bool
+}
+
+// fixable reports whether kiln fix makes the repair a finding carries.
+func (in Inputs) fixable(f rules.Finding) bool {
+	return f.Fix != nil && f.Suppressed == nil && !f.Baselined && !in.NotFixed[f.Pos.File]
 }
 
 // inputError is an input error's position and message, split.

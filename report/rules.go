@@ -9,13 +9,18 @@ import (
 	"github.com/kilnhq/kiln/rules"
 )
 
-// WriteRules writes the table kiln rules prints: ID, default severity,
+// WriteRules writes the table kiln rules prints: ID, default severity
+// ("(off)" after it for a rule off unless the config turns it on),
 // summary.
 func WriteRules(w io.Writer, all []*rules.Rule) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RULE\tSEVERITY\tSUMMARY")
 	for _, r := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Summary)
+		sev := r.Severity.String()
+		if r.Off {
+			sev += " (off)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, sev, r.Summary)
 	}
 	return tw.Flush()
 }
@@ -25,6 +30,9 @@ func WriteRules(w io.Writer, all []*rules.Rule) error {
 // behaves as labelled with), and how to suppress it.
 func WriteExplain(w io.Writer, r *rules.Rule) {
 	fmt.Fprintf(w, "%s (%s)\n\n%s\n", r.ID, r.Severity, r.Summary)
+	if r.Off {
+		fmt.Fprintf(w, "\nOff by default: turn it on in .kiln.yaml with rules: {%s: on}.\n", r.ID)
+	}
 	if r.Doc != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(r.Doc))
 	}

@@ -39,7 +39,7 @@ func writeText(w io.Writer, res *rules.Result, opts Options) error {
 	fixable := 0
 	assumed := map[string]bool{} // the namespaces of the findings judged at an assumed level
 	print := func(f rules.Finding) {
-		if f.Fix != nil && f.Suppressed == nil && !f.Baselined {
+		if opts.Inputs.fixable(f) {
 			fixable++
 		}
 		if f.AssumedNamespace != "" && f.Suppressed == nil && !f.Baselined {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,6 +21,25 @@ type Config struct {
 	Rules map[string]string
 	// ruleAt is where each rules entry is written, for CheckRules.
 	ruleAt map[string]manifest.Position
+	// offByDefault are the rules of the run's checkers that are off unless
+	// Rules turns them on (Rule.Off): see WithCheckers.
+	offByDefault map[string]bool
+}
+
+// WithCheckers returns the config as it applies to a run of these
+// checkers: their rules that are off by default (Rule.Off) are off unless
+// Rules names them.
+func (c *Config) WithCheckers(checkers []*Checker) *Config {
+	out := *c
+	out.offByDefault = map[string]bool{}
+	for _, ch := range checkers {
+		for _, r := range append(append([]*Rule(nil), ch.Rules...), ch.Declares...) {
+			if r.Off {
+				out.offByDefault[r.ID] = true
+			}
+		}
+	}
+	return &out
 }
 
 type ruleSetting struct {
@@ -28,7 +48,8 @@ type ruleSetting struct {
 }
 
 // setting returns the configured setting for a rule: an exact ID beats a
-// pattern, a longer pattern beats a shorter one.
+// pattern, a longer pattern beats a shorter one; a rule the config does
+// not name is on, but a rule that is off by default (Rule.Off).
 func (c *Config) setting(id string) ruleSetting {
 	best, bestLen := "", -1
 	for pat := range c.Rules {
@@ -44,7 +65,7 @@ func (c *Config) setting(id string) ruleSetting {
 		}
 	}
 	if bestLen < 0 {
-		return ruleSetting{}
+		return ruleSetting{off: c.offByDefault[id]}
 	}
 	switch v := strings.ToLower(c.Rules[best]); v {
 	case "off", "false", "disabled":
@@ -82,7 +103,7 @@ func NewConfig(ruleSettings map[string]string, ruleAt map[string]manifest.Positi
 	return c
 }
 
-// CheckRules reports, at its line, the first rules entry that names no
+// CheckRules reports, each at its line, the rules entries that name no
 // known family or no known rule (user policies' policy/<name> rules are
 // checked by family only: they are known once the policies are read).
 func (c *Config) CheckRules(known []*Rule) error {
@@ -95,6 +116,7 @@ func (c *Config) CheckRules(known []*Rule) error {
 		}
 	}
 	families["policy"] = true
+	var errs []error
 	for _, p := range slices.Sorted(maps.Keys(c.Rules)) {
 		pos := c.ruleAt[p]
 		family, _, _ := strings.Cut(strings.TrimSuffix(p, "*"), "/")
@@ -102,7 +124,12 @@ func (c *Config) CheckRules(known []*Rule) error {
 			continue
 		}
 		if !families[family] {
-			return &manifest.Error{Pos: pos, Msg: fmt.Sprintf("rules: unknown rule family %q in %q (known: %s)", family, p, strings.Join(slices.Sorted(maps.Keys(families)), ", "))}
+			msg := fmt.Sprintf("rules: unknown rule family %q in %q", family, p)
+			if near := nearest(family, families); near != "" {
+				msg += fmt.Sprintf("; did you mean %q?", near)
+			}
+			errs = append(errs, &manifest.Error{Pos: pos, Msg: msg + " (known: " + strings.Join(slices.Sorted(maps.Keys(families)), ", ") + ")"})
+			continue
 		}
 		if strings.HasSuffix(p, "*") || family == "policy" || ids[p] {
 			continue
@@ -111,9 +138,10 @@ func (c *Config) CheckRules(known []*Rule) error {
 		if near := nearest(p, ids); near != "" {
 			msg += fmt.Sprintf("; did you mean %q?", near)
 		}
-		return &manifest.Error{Pos: pos, Msg: msg + " (kiln rules lists them)"}
+		errs = append(errs, &manifest.Error{Pos: pos, Msg: msg + " (kiln rules lists them)"})
 	}
-	return nil
+	manifest.SortErrors(errs)
+	return errors.Join(errs...)
 }
 
 // nearest returns the known ID closest to id in edit distance, if close.

@@ -129,6 +129,7 @@ func (e *Engine) Stream(ctx []*manifest.Object, feed Feed) (*Result, error) {
 	if r.cfg == nil {
 		r.cfg = &Config{}
 	}
+	r.cfg = r.cfg.WithCheckers(e.Checkers)
 	passes := make([]*Pass, len(e.Checkers))
 	judges := make([]Judge, len(e.Checkers))
 	for i, c := range e.Checkers {

@@ -59,6 +59,9 @@ type Rule struct {
 	Doc string
 	// Fail and Pass are YAML snippets: one that triggers the rule, one that does not.
 	Fail, Pass string
+	// Off is set for a rule that reports nothing unless the config turns
+	// it on (rules: {<id>: on}, or a severity).
+	Off bool
 }
 
 // Checker reports findings for its rules. One checker may report several

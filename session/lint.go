@@ -3,6 +3,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/discover/argocd"
@@ -103,6 +104,7 @@ func inputsFound(found *discover.Result, inputErrs []error, skipped []manifest.S
 		Charts: found.Count("chart"), Kustomizations: found.Count("kustomization"),
 		FluxKustomizations: found.Count(flux.UnitKind), ArgoCDApplications: found.Count(argocd.UnitKind)}
 	in.Skipped = append(append(in.Skipped, found.Skipped...), skipped...)
+	in.NotFixed = notFixed(found)
 	manifest.SortErrors(in.Errors)
 	return in
 }
@@ -140,6 +142,26 @@ func repoContext(args []string, found *discover.Result, set *settings.Settings) 
 			continue
 		}
 		out = append(out, f)
+	}
+	return out
+}
+
+// notFixed are the files kiln fix edits nothing in: the templates of
+// charts (and of the charts HelmReleases render), where it gives advice
+// instead, and JSON files.
+func notFixed(found *discover.Result) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range found.Files {
+		if strings.EqualFold(filepath.Ext(f), ".json") {
+			out[f] = true
+		}
+	}
+	for _, u := range found.Units {
+		if (u.Kind == "chart" || u.Kind == "helmrelease") && u.Source != nil {
+			for _, o := range u.Source.Objects {
+				out[o.File] = true
+			}
+		}
 	}
 	return out
 }

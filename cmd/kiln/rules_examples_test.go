@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,6 +19,7 @@ var alsoReported = map[string]map[string]string{
 	"psa/windowsHostProcess": {"psa/hostNamespaces": "the server's validation wants hostNetwork: true on a HostProcess pod"},
 	"sidecar/probe-on-init":  {"schema/invalid": "the server's validation refuses the probe; the rule says why"},
 	"storage/inline-nfs":     {"psa/restrictedVolumes": "the restricted profile (kiln's default level) forbids nfs volumes"},
+	"workload/pull-policy":   {"workload/image-tag": "an image whose tag moves is an image not pinned"},
 }
 
 // TestRuleExamples: what `kiln explain` prints is true, linted as printed
@@ -58,7 +61,16 @@ func TestRuleExamples(t *testing.T) {
 			name, yaml string
 			fails      bool
 		}{{"Fails", r.Fail, true}, {"Passes", r.Pass, false}} {
-			args := append(append([]string{"lint", "-f", "json"}, report.ExampleFlags(ex.yaml)...), "-")
+			args := append([]string{"lint", "-f", "json"}, report.ExampleFlags(ex.yaml)...)
+			if r.Off {
+				// A rule off by default is judged as a team that turned it on.
+				cfg := filepath.Join(t.TempDir(), ".kiln.yaml")
+				if err := os.WriteFile(cfg, []byte("rules:\n  "+r.ID+": on\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--config", cfg)
+			}
+			args = append(args, "-")
 			cmd := "kiln " + strings.Join(args, " ")
 			code, out, errOut := runKiln(t, ex.yaml, args...)
 			if code == exitInput {

@@ -17,6 +17,7 @@ import (
 	"github.com/kilnhq/kiln/rules/schema"
 	"github.com/kilnhq/kiln/rules/sidecar"
 	"github.com/kilnhq/kiln/rules/storage"
+	"github.com/kilnhq/kiln/rules/workload"
 )
 
 // all is the list of checkers (each family's package doc says what it
@@ -32,6 +33,7 @@ var all = []*rules.Checker{
 	schema.Checker,
 	sidecar.Checker,
 	storage.Checker,
+	workload.Checker,
 }
 
 // notOwn are the checkers that judge as the API server does (schema, psa)

@@ -348,8 +348,12 @@ func planNamespace(j *judge, ns *NamespacePlan, ws []*workload, target api.Versi
 				Why: "warn clients that create or update a violating workload; nothing is rejected"},
 		}
 	}
+	why := "reject violating pods; check first with kubectl label --dry-run=server, which lists the running pods that would violate"
+	if level == api.LevelPrivileged {
+		why = "say that the namespace runs privileged pods: the privileged level allows every pod and rejects nothing"
+	}
 	ns.Steps = append(ns.Steps, Step{Mode: "enforce", Labels: map[string]string{api.EnforceLevelLabel: lv, api.EnforceVersionLabel: vv},
-		Why: "reject violating pods; check first with kubectl label --dry-run=server, which lists the running pods that would violate"})
+		Why: why})
 	if ns.Next != "" {
 		ns.Steps = append(ns.Steps, Step{Mode: "audit+warn",
 			Labels: map[string]string{api.AuditLevelLabel: ns.Next, api.AuditVersionLabel: ns.NextVersion,

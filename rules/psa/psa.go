@@ -201,7 +201,7 @@ func checkObject(pass *rules.Pass, j *judge, o *manifest.Object, modes []mode, a
 				Message:          msg,
 				Object:           o,
 				Field:            join(t.Path, field),
-				Fix:              fixFor(RuleID(id), t.Path),
+				Fix:              fixOn(RuleID(id), t.Path, spec),
 				AssumedNamespace: assumed,
 			})
 		}

@@ -14,7 +14,10 @@ import (
 type placed struct {
 	files    []*File
 	findings []rules.Finding
-	notes    []string
+	// origin is, for each finding, the object it was judged on (a
+	// rendered one for a finding moved to its source document).
+	origin []objectKey
+	notes  []string
 }
 
 // objectKey is an object by its file and reference, as findings name it.
@@ -56,6 +59,7 @@ func place(j *Judged, edited map[string][]byte) *placed {
 		k := objectKey{f.Pos.File, f.Object}
 		if f.Fix == nil || f.Suppressed != nil || plain[k] || len(rendered[k]) == 0 {
 			p.findings = append(p.findings, f) // on a plain file's object (or nothing to place)
+			p.origin = append(p.origin, k)
 			continue
 		}
 		if ro := rendered[k]; chart[ro[0].Unit] {
@@ -78,6 +82,7 @@ func place(j *Judged, edited map[string][]byte) *placed {
 			continue
 		}
 		p.findings = append(p.findings, on)
+		p.origin = append(p.origin, k)
 	}
 	for n := range notes {
 		p.notes = append(p.notes, n)

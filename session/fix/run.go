@@ -2,8 +2,11 @@ package fix
 
 import (
 	"fmt"
-	"github.com/kilnhq/kiln/internal/plural"
 	"io"
+	"maps"
+
+	"github.com/kilnhq/kiln/internal/plural"
+	"github.com/kilnhq/kiln/manifest"
 
 	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/internal/atomicfile"
@@ -54,18 +57,28 @@ type Outcome struct {
 }
 
 // Run is kiln fix: it judges the input, makes the repairs the findings
-// carry in their files, writes the files that change (atomically, keeping
-// their mode) or their diffs, says what it cannot repair, and judges the
-// result. An error means the judgement itself could not run.
+// carry in their files, judges the input again with the new content and
+// takes back every repair after which an object has a finding it did not
+// have (saying why), then writes the files that change (atomically,
+// keeping their mode) or their diffs, says what it cannot repair, and
+// returns what remains. An error means the judgement itself could not run.
 func Run(o RunOptions) (*Outcome, error) {
 	j, err := o.Judge(nil)
 	if err != nil {
 		return nil, err
 	}
+	before, err := CountFindings(j.Result)
+	if err != nil {
+		return nil, err
+	}
 	out := &Outcome{InputErrs: j.InputErrs, Warnings: j.Warnings}
-	p := place(j, nil)
-	after := map[string][]byte{}
-	for _, r := range Fix(p.files, p.findings, o.Options) {
+	pl := newPlan(place(j, nil))
+	results, after, rest, err := pl.settle(o, before)
+	if err != nil {
+		return nil, err
+	}
+	failed := false // a write failed
+	for _, r := range results {
 		if r.Err != nil {
 			out.InputErrs = append(out.InputErrs, fmt.Errorf("%v (file left unchanged)", r.Err))
 			continue
@@ -80,14 +93,18 @@ func Run(o RunOptions) (*Outcome, error) {
 			io.WriteString(o.Diff, UnifiedDiff(r.File.Path, r.File.Src, r.Output))
 		} else if err := atomicfile.WriteFile(r.File.Path, r.Output, r.File.Mode); err != nil {
 			out.InputErrs = append(out.InputErrs, fmt.Errorf("%v (file left unchanged)", err))
+			delete(after, r.File.Path)
+			failed = true
 			continue
 		}
-		after[r.File.Path] = r.Output
 		out.Files++
 		out.Fixes += len(r.Changes)
 		printChanges(o.Info, r)
 	}
-	for _, n := range p.notes {
+	for _, n := range pl.p.notes {
+		fmt.Fprintln(o.Info, n)
+	}
+	for _, n := range pl.refusals() {
 		fmt.Fprintln(o.Info, n)
 	}
 	verb := "fixed"
@@ -96,14 +113,171 @@ func Run(o RunOptions) (*Outcome, error) {
 	}
 	fmt.Fprintf(o.Info, "kiln fix: %s %d %s in %d %s\n", verb, out.Fixes, plural.Word(out.Fixes, "problem", "problems"), out.Files, plural.Word(out.Files, "file", "files"))
 
-	// What remains is what kiln cannot fix (or was not asked to).
-	rest, err := o.Judge(after)
-	if err != nil {
-		return nil, err
+	// What remains is what kiln cannot fix (or was not asked to, or
+	// refused to).
+	if failed {
+		// Judge what is on disk.
+		if rest, err = o.Judge(after); err != nil {
+			return nil, err
+		}
 	}
 	place(rest, after) // the repairs it cannot make are no longer offered
+	for i, f := range rest.Result.Findings {
+		if pl.wasRefused(f) {
+			rest.Result.Findings[i].Fix = nil
+		}
+	}
 	out.Remaining = rest.Result
+	if o.DryRun {
+		// Nothing was written: what remains is said at the positions of
+		// the files as they are.
+		left, err := CountFindings(rest.Result)
+		if err != nil {
+			return nil, err
+		}
+		for i, f := range j.Result.Findings {
+			if pl.wasRefused(f) {
+				j.Result.Findings[i].Fix = nil
+			}
+		}
+		out.Remaining = j.Result.Keep(func(f rules.Finding) bool {
+			if f.Suppressed != nil || f.Baselined {
+				return true
+			}
+			k := KeyOf(f)
+			if left[k] == 0 {
+				return false
+			}
+			left[k]--
+			return true
+		})
+	}
 	return out, nil
+}
+
+// settle makes the plan's repairs in memory and judges the result until
+// no object has a finding it did not have before: the repairs of an object
+// that has one are tried one at a time, in order, each kept unless it
+// makes one; new findings on objects no repair was made on take back the
+// repairs of their files, and if that is not enough, every repair. It
+// returns the files' results, their new content by path and the
+// judgement of it.
+func (pl *plan) settle(o RunOptions, before Counted) ([]*Result, map[string][]byte, *Judged, error) {
+	var (
+		results []*Result
+		after   map[string][]byte
+		rest    *Judged
+	)
+	judge := func() ([]rules.Finding, error) {
+		// Fix edits the objects' nodes: each try starts from the files' bytes.
+		results = Fix(fresh(pl.p.files), pl.findings(), o.Options)
+		after = map[string][]byte{}
+		for _, r := range results {
+			if r.Changed() {
+				after[r.File.Path] = r.Output
+			}
+		}
+		var err error
+		if rest, err = o.Judge(after); err != nil {
+			return nil, err
+		}
+		if len(after) == 0 {
+			return nil, nil // nothing changed: nothing new can be the repairs'
+		}
+		return NewFindings(before, rest.Result)
+	}
+	news, err := judge()
+	for round := 0; err == nil && len(news) > 0; round++ {
+		suspects := pl.units(byObject(news))
+		switch {
+		case round == 0 && len(suspects) > 0:
+			err = pl.trySingly(suspects, judge)
+		case round <= 1:
+			pl.refuseWhere(news, func(u unit, nf rules.Finding) bool { return u.obj.file == nf.Pos.File })
+		default:
+			pl.refuseWhere(news, func(unit, rules.Finding) bool { return true })
+		}
+		if err == nil {
+			news, err = judge()
+		}
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return results, after, rest, nil
+}
+
+// fresh parses the files again from their bytes (a file that did not
+// parse stays as it is).
+func fresh(files []*File) []*File {
+	out := make([]*File, len(files))
+	for i, f := range files {
+		if len(f.Errs) > 0 || f.Src == nil {
+			out[i] = f
+			continue
+		}
+		cp := *f
+		cp.Objects, cp.Errs = manifest.Parse(f.Path, f.Src)
+		out[i] = &cp
+	}
+	return out
+}
+
+// trySingly tries the repairs of each suspect object one at a time, in
+// order, with the ones kept so far, and refuses each one after which the
+// object has a new finding.
+func (pl *plan) trySingly(suspects map[objectKey][]unit, judge func() ([]rules.Finding, error)) error {
+	kept := map[objectKey]map[rules.Fix]bool{}
+	for obj := range suspects {
+		kept[obj] = map[rules.Fix]bool{}
+	}
+	defer func() { pl.trial = nil }()
+	for k := 0; ; k++ {
+		pl.trial = map[objectKey]map[rules.Fix]bool{}
+		tried := false
+		for obj, us := range suspects {
+			t := maps.Clone(kept[obj])
+			if k < len(us) {
+				t[us[k].fix] = true
+				tried = true
+			}
+			pl.trial[obj] = t
+		}
+		if !tried {
+			return nil
+		}
+		news, err := judge()
+		if err != nil {
+			return err
+		}
+		on := byObject(news)
+		for obj, us := range suspects {
+			if k >= len(us) {
+				continue
+			}
+			if nf := pl.newOn(obj, on); len(nf) > 0 {
+				pl.refuse(us[k], nf[0])
+			} else {
+				kept[obj][us[k].fix] = true
+			}
+		}
+	}
+}
+
+// refuseWhere refuses every repair that match pairs with a new finding.
+func (pl *plan) refuseWhere(news []rules.Finding, match func(unit, rules.Finding) bool) {
+	for i := range pl.p.findings {
+		u, ok := pl.unitOf(i)
+		if !ok || pl.refused[u] != nil {
+			continue
+		}
+		for _, nf := range news {
+			if match(u, nf) {
+				pl.refuse(u, nf)
+				break
+			}
+		}
+	}
 }
 
 // printChanges lists what was fixed in one file, one line per change.

@@ -175,17 +175,20 @@ func orUnset(s string) string {
 	return s
 }
 
-// fixPrivilegeEscalation sets allowPrivilegeEscalation: false on every container that does not.
+// fixPrivilegeEscalation sets allowPrivilegeEscalation: false on every
+// container that does not, but a privileged one or one that adds
+// CAP_SYS_ADMIN: the API server refuses the pair (ValidateSecurityContext).
 func fixPrivilegeEscalation(spec *yaml.Node) []string {
 	if isWindows(spec) {
 		return nil
 	}
 	var notes []string
 	for _, c := range containersOf(spec) {
-		if isBool(yamlnode.Value(yamlnode.Value(c.node, "securityContext"), "allowPrivilegeEscalation"), false) {
+		sc := yamlnode.Value(c.node, "securityContext")
+		if isBool(yamlnode.Value(sc, "allowPrivilegeEscalation"), false) || escalationRequired(sc) {
 			continue
 		}
-		sc := mapping(c.node, "securityContext")
+		sc = mapping(c.node, "securityContext")
 		if sc == nil {
 			continue
 		}
@@ -193,6 +196,24 @@ func fixPrivilegeEscalation(spec *yaml.Node) []string {
 		notes = append(notes, c.String()+": set allowPrivilegeEscalation: false")
 	}
 	return notes
+}
+
+// escalationRequired reports whether a container's securityContext node
+// is privileged or adds CAP_SYS_ADMIN (see psa.PrivilegeEscalationRequired).
+func escalationRequired(sc *yaml.Node) bool {
+	if isBool(yamlnode.Value(sc, "privileged"), true) {
+		return true
+	}
+	add := yamlnode.Value(yamlnode.Value(sc, "capabilities"), "add")
+	if add == nil || add.Kind != yaml.SequenceNode {
+		return false
+	}
+	for _, a := range add.Content {
+		if a.Kind == yaml.ScalarNode && a.Value == "CAP_SYS_ADMIN" {
+			return true
+		}
+	}
+	return false
 }
 
 // baselineCaps are the capabilities the baseline profile allows in capabilities.add.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kilnhq/kiln/internal/editdist"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -48,27 +49,49 @@ func ReadFile(path string, data []byte) ([]Assignment, error) {
 		return nil, &manifest.Error{Pos: at(root), Msg: "config must be a mapping (keys: " + fileKeys() + ")"}
 	}
 	var out []Assignment
+	var errs []error // every mistake, not only the first
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if nested[k.Value] {
 			if v.Kind != yaml.MappingNode {
-				return nil, &manifest.Error{Pos: at(v), Msg: k.Value + " must be a mapping (keys: " + subKeys(k.Value) + ")"}
+				errs = append(errs, &manifest.Error{Pos: at(v), Msg: k.Value + " must be a mapping (keys: " + subKeys(k.Value) + ")"})
+				continue
 			}
 			for j := 0; j+1 < len(v.Content); j += 2 {
 				key := k.Value + "." + v.Content[j].Value
 				if e := lookup(key); e == nil || !e.inFile {
-					return nil, &manifest.Error{Pos: at(v.Content[j]), Msg: "unknown key " + key + " (known: " + subKeys(k.Value) + ")"}
+					errs = append(errs, &manifest.Error{Pos: at(v.Content[j]), Msg: "unknown key " + key + didYouMean(v.Content[j].Value, subKeys(k.Value)) + " (known: " + subKeys(k.Value) + ")"})
+					continue
 				}
 				out = append(out, Assignment{Key: key, Value: v.Content[j+1], From: path, Pos: at(v.Content[j+1])})
 			}
 			continue
 		}
 		if e := lookup(k.Value); e == nil || !e.inFile {
-			return nil, &manifest.Error{Pos: at(k), Msg: "unknown config key \"" + k.Value + "\" (known: " + fileKeys() + ")"}
+			errs = append(errs, &manifest.Error{Pos: at(k), Msg: "unknown config key \"" + k.Value + "\"" + didYouMean(k.Value, fileKeys()) + " (known: " + fileKeys() + ")"})
+			continue
 		}
 		out = append(out, Assignment{Key: k.Value, Value: v, From: path, Pos: at(v)})
 	}
+	if len(errs) > 0 {
+		return out, errors.Join(errs...)
+	}
 	return out, nil
+}
+
+// didYouMean is "; did you mean \"k\"?" for the key of known (a
+// comma-separated list) nearest to key in spelling, "" when none is close.
+func didYouMean(key, known string) string {
+	best, bestD := "", len(key)/3+2
+	for _, k := range strings.Split(known, ", ") {
+		if d := editdist.Distance(key, k); d < bestD && k != "" {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean \"" + best + "\"?"
 }
 
 // fileKeys are the top-level keys of .kiln.yaml.
@@ -126,15 +149,13 @@ func (s *Settings) loadFile(path string, named bool) error {
 		}
 		return &manifest.Error{Pos: manifest.Position{File: path}, Msg: "cannot read config: " + err.Error()}
 	}
+	// Every mistake of the file at once: the keys it does not know and the
+	// values of the keys it knows.
 	as, err := ReadFile(path, data)
-	if err != nil {
-		return err
-	}
+	errs := []error{err}
 	for _, a := range as {
-		if err := s.apply(a); err != nil {
-			return err
-		}
+		errs = append(errs, s.apply(a))
 	}
 	s.File = path
-	return nil
+	return errors.Join(errs...)
 }

@@ -185,7 +185,7 @@ func TestFluxSources(t *testing.T) {
 			map[string]string{"GitRepository/flux-system/flux-system": "repo", "apps/dev-team": "dev-team"}, ""},
 		{"not a source", "flux:\n  sources:\n    flux-system: .\n", nil, `repo/.kiln.yaml:3:5: flux.sources: "flux-system" is not a source`},
 		{"not a folder", "flux:\n  sources:\n    a/b: [x]\n", nil, `repo/.kiln.yaml:3:10: flux.sources.a/b must be a folder`},
-		{"unknown flux key", "flux:\n  source: {}\n", nil, `repo/.kiln.yaml:2:3: unknown key flux.source (known: sources)`},
+		{"unknown flux key", "flux:\n  source: {}\n", nil, `repo/.kiln.yaml:2:3: unknown key flux.source; did you mean "sources"? (known: sources)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -208,5 +208,24 @@ func TestFluxSources(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEveryMistake: a .kiln.yaml with several mistakes reports them all at
+// once, each at its line, with a "did you mean" where a key is near a known one.
+func TestEveryMistake(t *testing.T) {
+	_, err := parse(".kiln.yaml", []byte("kubeVersoin: 1.30\nhelm:\n  valuez: [x]\nfrobnicate: 1\n"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := []string{
+		`.kiln.yaml:1:1: unknown config key "kubeVersoin"; did you mean "kubeVersion"?`,
+		`.kiln.yaml:3:3: unknown key helm.valuez; did you mean "values"?`,
+		`.kiln.yaml:4:1: unknown config key "frobnicate" (known:`,
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not say %q:\n%v", w, err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -15,27 +16,24 @@ import (
 // whose nearest .kiln.yaml differ are an error: one run has one config.
 func (s *Settings) Load(paths []string) (*Settings, error) {
 	out := New()
+	var fileErr error // the config file's mistakes, all of them, with its rules' below
 	if s.Config != "" {
-		if err := out.loadFile(s.Config, true); err != nil {
-			return nil, err
-		}
+		fileErr = out.loadFile(s.Config, true)
 	} else {
 		path, err := Nearest(paths)
 		if err != nil {
 			return nil, err
 		}
 		if path != "" {
-			if err := out.loadFile(path, false); err != nil {
-				return nil, err
-			}
+			fileErr = out.loadFile(path, false)
 		}
 	}
 	for _, a := range s.given {
 		if err := out.Apply(a); err != nil {
-			return nil, err
+			return nil, errors.Join(fileErr, err)
 		}
 	}
-	if err := out.RuleConfig().CheckRules(checkers.Rules()); err != nil {
+	if err := errors.Join(fileErr, out.RuleConfig().CheckRules(checkers.Rules())); err != nil {
 		return nil, err
 	}
 	return out, nil

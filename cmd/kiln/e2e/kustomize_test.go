@@ -204,7 +204,7 @@ func TestKustomizeExample(t *testing.T) {
 		t.Fatalf("kustomize build examples/kustomize: exit %d\n%s", r.code, r.stderr)
 	}
 	got := strings.Join(objectsOf(t, r.stdout), " ")
-	if want := "Deployment/shop/web Deployment/shop/worker Service/shop/web"; got != want {
+	if want := "Deployment/shop/storefront Deployment/shop/worker Service/shop/storefront"; got != want {
 		t.Errorf("objects %q, want %q", got, want)
 	}
 	if r.stderr != "" {

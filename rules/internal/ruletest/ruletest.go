@@ -51,16 +51,37 @@ func Options(t testing.TB, data []byte) *rules.Options {
 // admits them first, as kiln lint does.
 func Run(t testing.TB, file string, data []byte, opts *rules.Options, checkers ...*rules.Checker) *rules.Result {
 	t.Helper()
+	return run(t, file, data, opts, nil, checkers...)
+}
+
+// run is Run with a rules config (nil: the default, every rule on but
+// those off by default).
+func run(t testing.TB, file string, data []byte, opts *rules.Options, cfg *rules.Config, checkers ...*rules.Checker) *rules.Result {
+	t.Helper()
 	objs, errs := manifest.Parse(file, data)
 	if len(errs) > 0 {
 		t.Fatalf("%s: %v", file, errs)
 	}
-	eng := &rules.Engine{Checkers: checkers, Options: opts, Given: lint.NewGiven(opts).Objects}
+	eng := &rules.Engine{Checkers: checkers, Options: opts, Given: lint.NewGiven(opts).Objects, Config: cfg}
 	res, err := eng.Run(objs, []rules.FileObjects{{File: file}})
 	if err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
 	return res
+}
+
+// OnConfig turns on the checkers' rules that are off by default
+// (rules.Rule.Off): a checker's fixtures and examples judge all its rules.
+func OnConfig(checkers ...*rules.Checker) *rules.Config {
+	on := map[string]string{}
+	for _, c := range checkers {
+		for _, r := range c.Rules {
+			if r.Off {
+				on[r.ID] = "on"
+			}
+		}
+	}
+	return rules.NewConfig(on, nil)
 }
 
 // RunAdmitted is Run with the objects admitted first (the admission stage,
@@ -101,7 +122,7 @@ func CheckFixture(t *testing.T, checker *rules.Checker, file string) {
 			want = append(want, fmt.Sprintf("%d %s %s", i+1, f[0], f[1]))
 		}
 	}
-	res := Run(t, file, data, Options(t, data), checker)
+	res := run(t, file, data, Options(t, data), OnConfig(checker), checker)
 	var got []string
 	for _, f := range res.Findings {
 		if f.Field == "" {
@@ -138,7 +159,7 @@ func CheckRules(t *testing.T, c *rules.Checker) {
 			yaml string
 			want bool
 		}{{"Fail", r.Fail, true}, {"Pass", r.Pass, false}} {
-			res := Run(t, r.ID+"."+ex.name, []byte(ex.yaml), Options(t, []byte(ex.yaml)), c)
+			res := run(t, r.ID+"."+ex.name, []byte(ex.yaml), Options(t, []byte(ex.yaml)), OnConfig(c), c)
 			found := false
 			for _, f := range res.Findings {
 				if f.Rule == r.ID {
