@@ -275,6 +275,12 @@ func (r *run) renderSource(a *app, srcs []source, i int) *discover.Unit {
 		return nil
 	}
 	dir, err := r.repoPath(s.Path)
+	if err != nil && r.repo.by == "" {
+		// This repository's URL was a guess (the one the Applications
+		// name): a path it lacks more likely means another repository.
+		r.warn(a, "%v; its source %s was taken as this repository only because it is the one Git repository the Applications name, so it may be another one (argocd.repoURLs in .kiln.yaml names this repository's URLs); it is not rendered", err, orQuote(s.RepoURL))
+		return nil
+	}
 	if err != nil {
 		return r.failed(a, name, err.Error())
 	}
