@@ -33,7 +33,17 @@ const repoURL = "https://git.example.com/team/deploy.git"
 // hold, the warnings, the units and plain files left.
 func render(t *testing.T, dir string, c *argocd.Controller, cache *charts.Cache) string {
 	t.Helper()
-	t.Chdir(dir)
+	// The fixture is a repository of its own (its root holds .git), as a
+	// user's checkout is: Application paths are read from that root, not
+	// from kiln's own repository around testdata.
+	repo := t.TempDir()
+	if err := os.CopyFS(repo, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(repo)
 	res := discover.Discover([]string{"."}, discover.Options{Controllers: []discover.Controller{c}, Charts: cache})
 	var b strings.Builder
 	for _, a := range c.Apps {
