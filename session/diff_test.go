@@ -70,6 +70,7 @@ func TestDiff(t *testing.T) {
 	}
 	editFile(t, "plain/secret.yaml", func(s string) string { return strings.Replace(s, "hunter2-old-password", "hunter3-new-password", 1) })
 	os.Remove("plain/old.yaml")
+	editFile(t, "argo/guestbook.yaml", func(s string) string { return strings.Replace(s, `value: "2"`, `value: "4"`, 1) })
 
 	d := diffRun(t, "main", cacheDir)
 	if len(d.Errs) > 0 {
@@ -96,6 +97,8 @@ func TestDiff(t *testing.T) {
 		"kustomization kust/overlays/staging":    {"changed Deployment staging/api: changed spec.replicas"},
 		"folder apps":                            {"changed HelmRelease web/web: changed spec.values.image, added spec.values.hostPath"},
 		"folder plain":                           {"removed ConfigMap web/legacy: ", "changed Secret web/db: changed stringData.password"},
+		"Application guestbook":                  {"changed Deployment guestbook/guestbook: changed spec.replicas"},
+		"folder argo":                            {"changed Application argocd/guestbook: changed spec.source.helm.parameters[name=replicas].value"},
 	}
 	if g, w := jsonText(got), jsonText(want); g != w {
 		t.Errorf("the diff:\n%s\nwant:\n%s", g, w)
