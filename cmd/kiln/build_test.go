@@ -97,7 +97,7 @@ func TestBuildBadSpecs(t *testing.T) {
 		{"unknown field", svc + "      replica: 3\n" + ctr, 7, `unknown field "replica"`},
 		{"wrong type", svc + "      replicas: three\n" + ctr, 7, "replicas must be a whole number"},
 		{"unknown volume in mounts", svc + ctr + "          mounts: {cache: /cache}\n", 10, `volume "cache"`},
-		{"nodes: 0", train("pt", "      nodes: 0\n"), 8, "nodes: invalid value 0"},
+		{"nodes: 0", train("pt", "      nodes: 0\n"), 8, "spec.training.pt.nodes is 0; it must be at least 1"},
 		{"duplicate container names", svc + "      init:\n        - {name: app, image: busybox}\n" + ctr, 10, `container name "app" is already used`},
 		{"sidecars with target 1.28", head + "  target: {kubernetes: \"1.28\"}\n  services:\n    web:\n      sidecars:\n        - {name: envoy, image: envoy}\n" + ctr, 8, "Kubernetes 1.29"},
 		{"over-long JobSet name", train(strings.Repeat("a", 60), ""), 6, "too long"},

@@ -210,7 +210,13 @@ func TestBenchPolicies(t *testing.T) {
 // a remote base, and stray YAML: no input error, findings at their sources.
 func TestLintRepositoryAsItIs(t *testing.T) {
 	repo := "../../discover/testdata/repo"
-	code, stdout, stderr := runKiln(t, "", "lint", "-f", "json", repo+"/kust", repo+"/charts/app", repo+"/misc")
+	// The fixture is judged as a repository of its own with no settings:
+	// kiln's own .kiln.yaml, above it, leaves testdata out.
+	none := filepath.Join(t.TempDir(), ".kiln.yaml")
+	if err := os.WriteFile(none, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runKiln(t, "", "lint", "--config", none, "-f", "json", repo+"/kust", repo+"/charts/app", repo+"/misc")
 	if code != exitFindings {
 		t.Fatalf("exit code %d, want %d; stderr:\n%s", code, exitFindings, stderr)
 	}
