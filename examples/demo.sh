@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make demo: what kiln catches in a typical first manifest (examples/bad,
+# make demo: what kiln catches in a typical first manifest (docs/tour/bad,
 # linted and fixed in a temporary copy: the diff kiln fix makes and what it
 # leaves to a person), then every example spec (examples/*/app.yaml with its
 # compiled output checked in under out/) built into its out/ directory and
@@ -14,7 +14,7 @@ status=0
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp -r "$here/bad" "$tmp/bad"
+cp -r "$here/../docs/tour/bad" "$tmp/bad"
 cd "$tmp"
 echo "== 1. what kiln catches: kiln lint bad/ (a typical first Deployment)"
 "$kiln" lint bad/ || true

@@ -23,6 +23,18 @@ func runKiln(t *testing.T, stdin string, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// noConfig returns an empty config file: kiln's own fixtures are judged
+// with kiln's defaults, not with the repository's .kiln.yaml above them
+// (which leaves testdata out of `kiln lint .`).
+func noConfig(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), ".kiln.yaml")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func writeFiles(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -210,13 +222,7 @@ func TestBenchPolicies(t *testing.T) {
 // a remote base, and stray YAML: no input error, findings at their sources.
 func TestLintRepositoryAsItIs(t *testing.T) {
 	repo := "../../discover/testdata/repo"
-	// The fixture is judged as a repository of its own with no settings:
-	// kiln's own .kiln.yaml, above it, leaves testdata out.
-	none := filepath.Join(t.TempDir(), ".kiln.yaml")
-	if err := os.WriteFile(none, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := runKiln(t, "", "lint", "--config", none, "-f", "json", repo+"/kust", repo+"/charts/app", repo+"/misc")
+	code, stdout, stderr := runKiln(t, "", "lint", "--config", noConfig(t), "-f", "json", repo+"/kust", repo+"/charts/app", repo+"/misc")
 	if code != exitFindings {
 		t.Fatalf("exit code %d, want %d; stderr:\n%s", code, exitFindings, stderr)
 	}

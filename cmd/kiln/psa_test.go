@@ -8,7 +8,8 @@ import (
 
 func TestPSAPlanCLI(t *testing.T) {
 	const in = "../../rules/psa/testdata/plan/input.yaml"
-	code, stdout, stderr := runKiln(t, "", "psa", "plan", "-f", "json", in)
+	none := noConfig(t)
+	code, stdout, stderr := runKiln(t, "", "psa", "plan", "--config", none, "-f", "json", in)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -25,7 +26,7 @@ func TestPSAPlanCLI(t *testing.T) {
 		t.Errorf("unexpected plan: %+v", plan)
 	}
 	// --kube-version pins the versions.
-	_, stdout, _ = runKiln(t, "", "psa", "plan", "--kube-version", "1.31", in)
+	_, stdout, _ = runKiln(t, "", "psa", "plan", "--config", none, "--kube-version", "1.31", in)
 	if !strings.HasPrefix(stdout, "Pod Security plan for v1.31\n") || !strings.Contains(stdout, "enforce-version=v1.31") {
 		t.Errorf("--kube-version 1.31 not applied:\n%s", stdout)
 	}
