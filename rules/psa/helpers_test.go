@@ -39,8 +39,8 @@ func describeFindings(res *rules.Result) string {
 		}
 		msg := f.Message
 		if ns := f.AssumedNamespace; ns != "" {
-			i := strings.LastIndex(msg, " (namespace "+strconv.Quote(ns)+" is not in the input: assumed ")
-			if i < 0 {
+			i := strings.LastIndex(msg, " (assumed ")
+			if i < 0 || !strings.HasSuffix(msg, ": namespace "+strconv.Quote(ns)+" is not in the input)") {
 				msg += " [assumed " + ns + ", but the message does not say so]"
 			} else {
 				msg = msg[:i] + " [assumed " + ns + "]"

@@ -152,7 +152,9 @@ func (u *undeclared) modes(ns string) ([]mode, int) {
 }
 
 // assumedNote ends the message of a finding judged at the assumed level:
-// what was assumed and how to say otherwise.
+// a short marker of what was assumed. How to say otherwise is said once
+// per run, in the summary (Summary.Assumed), and each finding carries the
+// namespace (Finding.AssumedNamespace).
 func assumedNote(ns string, modes []mode) string {
 	level := "privileged"
 	if len(modes) > 0 {
@@ -161,5 +163,5 @@ func assumedNote(ns string, modes []mode) string {
 			level += " " + v.String()
 		}
 	}
-	return fmt.Sprintf("(namespace %q is not in the input: assumed %s; declare it with pod-security.kubernetes.io labels or set psa.namespaces.%s)", ns, level, ns)
+	return fmt.Sprintf("(assumed %s: namespace %q is not in the input)", level, ns)
 }

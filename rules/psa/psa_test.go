@@ -466,16 +466,16 @@ func TestUndeclaredNamespaces(t *testing.T) {
 	}{
 		{
 			name: "assumed restricted: said on every finding", file: "app.yaml",
-			want: `21:9 error psa/allowPrivilegeEscalation [shop] allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false) (namespace "shop" is not in the input: assumed restricted; declare it with pod-security.kubernetes.io labels or set psa.namespaces.shop)
-24:21 error psa/hostProbesAndHostLifecycle [shop] probe or lifecycle host (container "app" uses probe or lifecycle host "10.0.0.1") (namespace "shop" is not in the input: assumed restricted; declare it with pod-security.kubernetes.io labels or set psa.namespaces.shop)
-39:7 error psa/runAsUser [default] runAsUser=0 (container "app" must not set runAsUser=0) (namespace "default" is not in the input: assumed restricted; declare it with pod-security.kubernetes.io labels or set psa.namespaces.default)
+			want: `21:9 error psa/allowPrivilegeEscalation [shop] allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false) (assumed restricted: namespace "shop" is not in the input)
+24:21 error psa/hostProbesAndHostLifecycle [shop] probe or lifecycle host (container "app" uses probe or lifecycle host "10.0.0.1") (assumed restricted: namespace "shop" is not in the input)
+39:7 error psa/runAsUser [default] runAsUser=0 (container "app" must not set runAsUser=0) (assumed restricted: namespace "default" is not in the input)
 `,
 		},
 		{
 			name: "assumed at --psa-level and --psa-version", file: "app.yaml",
 			opts: func(o *rules.Options) { o.PSALevel, o.PSAVersion = "restricted", "v1.30" },
-			want: `21:9 error psa/allowPrivilegeEscalation [shop] allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false) (namespace "shop" is not in the input: assumed restricted v1.30; declare it with pod-security.kubernetes.io labels or set psa.namespaces.shop)
-39:7 error psa/runAsUser [default] runAsUser=0 (container "app" must not set runAsUser=0) (namespace "default" is not in the input: assumed restricted v1.30; declare it with pod-security.kubernetes.io labels or set psa.namespaces.default)
+			want: `21:9 error psa/allowPrivilegeEscalation [shop] allowPrivilegeEscalation != false (container "app" must set securityContext.allowPrivilegeEscalation=false) (assumed restricted v1.30: namespace "shop" is not in the input)
+39:7 error psa/runAsUser [default] runAsUser=0 (container "app" must not set runAsUser=0) (assumed restricted v1.30: namespace "default" is not in the input)
 `,
 		},
 		{
