@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 )
@@ -15,10 +14,7 @@ func TestFluxKustomization(t *testing.T) {
 	dir := filepath.Join(repoRoot, "discover", "flux", "testdata", "ignore")
 	// Judged with kiln's defaults: the repository's .kiln.yaml above the
 	// fixture leaves testdata out of `kiln lint .`.
-	none := filepath.Join(t.TempDir(), ".kiln.yaml")
-	if err := os.WriteFile(none, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	none := noConfig(t)
 	r := runIn(t, dir, nil, kilnBin, "lint", "--config", none, "-f", "json", "--show-suppressed", ".")
 	var out struct {
 		Findings []struct {

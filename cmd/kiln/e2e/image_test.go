@@ -101,10 +101,7 @@ func TestImageLintsExamples(t *testing.T) {
 	examples := filepath.Join(repoRoot, "examples")
 	// The host judges with kiln's defaults too: the repository's .kiln.yaml
 	// above examples/ is not in the container's /src.
-	none := filepath.Join(t.TempDir(), ".kiln.yaml")
-	if err := os.WriteFile(none, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	none := noConfig(t)
 	want := runIn(t, examples, nil, kilnBin, "lint", "--config", none, "-f", "json", ".")
 	r := c.run(t, "--user", "999:999", "--read-only", "-v", examples+":/src:ro", "-w", "/src", testImage, "lint", "-f", "json", ".")
 	if r.code != 0 || want.code != 0 {

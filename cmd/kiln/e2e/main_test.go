@@ -172,6 +172,14 @@ func withPath(env []string, dirs ...string) []string {
 	return append(out, "PATH="+strings.Join(append(dirs, path), string(os.PathListSeparator)))
 }
 
+// noConfig returns an empty config file: kiln's own fixtures are judged
+// with kiln's defaults, not with the repository's .kiln.yaml above them
+// (which leaves testdata out of `kiln lint .`).
+func noConfig(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(writeTree(t, map[string]string{".kiln.yaml": ""}), ".kiln.yaml")
+}
+
 // writeTree writes files (relative path → content) under a new temporary directory.
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
