@@ -136,3 +136,11 @@ func TestContext(t *testing.T) {
 		t.Errorf("got %q, want %q", strings.Join(got, ","), want)
 	}
 }
+
+func TestAppsDiffer(t *testing.T) {
+	for n, want := range map[int]string{0: "0 apps differ", 1: "1 app differs", 2: "2 apps differ"} {
+		if got := appsDiffer(n); got != want {
+			t.Errorf("appsDiffer(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -201,7 +201,7 @@ func text(r *Report, o Options) string {
 			c.EnableColor()
 		}
 	}
-	fmt.Fprintf(&b, "kiln diff %s → %s: %s\n", r.Base, r.Head, plural(len(r.Apps), "app")+" differ")
+	fmt.Fprintf(&b, "kiln diff %s → %s: %s\n", r.Base, r.Head, appsDiffer(len(r.Apps)))
 	for i := range r.Apps {
 		a := &r.Apps[i]
 		b.WriteString("\n")
@@ -292,4 +292,13 @@ func mdCell(s string) string {
 
 func htmlEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// appsDiffer is the headline's count of apps, with the verb agreeing: "1 app
+// differs", "3 apps differ".
+func appsDiffer(n int) string {
+	if n == 1 {
+		return "1 app differs"
+	}
+	return plural(n, "app") + " differ"
 }
