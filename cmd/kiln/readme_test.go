@@ -62,6 +62,9 @@ func TestReadmeTour(t *testing.T) {
 		if code := run(args, strings.NewReader(""), &stdout, &stderr); code > 1 {
 			t.Errorf("README: %s: exit %d\n%s%s", strings.TrimSpace(cmdline), code, stdout.String(), stderr.String())
 		}
+		if args[0] == "lint" && strings.Contains(stdout.String(), " 0 objects:") {
+			t.Errorf("README: %s judges nothing: the tour promises what it shows\n%s%s", strings.TrimSpace(cmdline), stdout.String(), stderr.String())
+		}
 		ran++
 	}
 	if ran < 5 {
