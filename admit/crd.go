@@ -225,66 +225,36 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 			}
 		}
 	}
-	if !v.served {
-		return v
+	if v.served {
+		v.err = v.build(crd, gvk)
 	}
+	return v
+}
+
+// build makes what the server builds to serve a served version: its
+// structural schema (pruned of defaults, its equal subtrees shared) and the
+// create strategy with the schema's validator and the subresources.
+func (v *crdVersion) build(crd *apiextensions.CustomResourceDefinition, gvk schema.GroupVersionKind) error {
 	v1 := &apiextensionsv1.CustomResourceDefinition{}
 	if err := legacyscheme.Scheme.Convert(crd, v1, nil); err != nil {
-		v.err = err
-		return v
+		return err
 	}
-	val, err := apiextensionshelpers.GetSchemaForVersion(v1, gvk.Version)
+	props, err := versionSchema(v1, gvk.Version)
 	if err != nil {
-		v.err = err
-		return v
-	}
-	var props *apiextensions.JSONSchemaProps
-	if val != nil {
-		iv := &apiextensions.CustomResourceValidation{}
-		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, iv, nil); err != nil {
-			v.err = err
-			return v
-		}
-		props = iv.OpenAPIV3Schema
+		return err
 	}
 	if props != nil {
 		withoutDocs(props)
-		st, err := structuralschema.NewStructural(props)
-		if err != nil && !preserveUnknown(crd) {
-			v.err = fmt.Errorf("its schema is not structural: %v", err)
-			return v
+		if v.structural, err = prunedStructural(crd, props); err != nil {
+			return err
 		}
-		if st != nil {
-			st = st.DeepCopy()
-			if err := structuraldefaulting.PruneDefaults(st); err != nil {
-				v.err = err
-				return v
-			}
-		}
-		if st != nil {
-			share(st)
-		}
-		v.structural = st
 	}
 	openapi, err := openAPISchema(props)
 	if err != nil {
-		v.err = err
-		return v
+		return err
 	}
 	validator := apiservervalidation.NewSchemaValidatorFromOpenAPI(openapi)
-	// The status validator serves only updates of the status subresource,
-	// which a create never runs: the strategy gets none (a large CRD's status
-	// schema is often half of it).
-	var statusSpec *apiextensions.CustomResourceSubresourceStatus
-	var scaleSpec *apiextensions.CustomResourceSubresourceScale
-	subs, _ := apiextensionshelpers.GetSubresourcesForVersion(v1, gvk.Version)
-	if subs != nil && subs.Status != nil {
-		statusSpec = &apiextensions.CustomResourceSubresourceStatus{}
-	}
-	if subs != nil && subs.Scale != nil {
-		scaleSpec = &apiextensions.CustomResourceSubresourceScale{}
-		_ = apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(subs.Scale, scaleSpec, nil)
-	}
+	statusSpec, scaleSpec := subresources(v1, gvk.Version)
 	var selectable []apiextensionsv1.SelectableField
 	for _, ver := range v1.Spec.Versions {
 		if ver.Name == gvk.Version {
@@ -293,7 +263,58 @@ func (s *crdSet) version(gvk schema.GroupVersionKind) *crdVersion {
 	}
 	v.strategy = customresource.NewStrategy(legacyscheme.Scheme, crd.Spec.Scope == apiextensions.NamespaceScoped, gvk,
 		validator, nil, v.structural, statusSpec, scaleSpec, selectable)
-	return v
+	return nil
+}
+
+// versionSchema is a version's schema as the internal type (nil when it
+// has none).
+func versionSchema(v1 *apiextensionsv1.CustomResourceDefinition, version string) (*apiextensions.JSONSchemaProps, error) {
+	val, err := apiextensionshelpers.GetSchemaForVersion(v1, version)
+	if err != nil || val == nil {
+		return nil, err
+	}
+	iv := &apiextensions.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(val, iv, nil); err != nil {
+		return nil, err
+	}
+	return iv.OpenAPIV3Schema, nil
+}
+
+// prunedStructural is a schema's structural form, pruned of its defaults and
+// with its equal subtrees shared; nil when the schema is not structural
+// and the CRD preserves unknown fields (else an error).
+func prunedStructural(crd *apiextensions.CustomResourceDefinition, props *apiextensions.JSONSchemaProps) (*structuralschema.Structural, error) {
+	st, err := structuralschema.NewStructural(props)
+	if err != nil && !preserveUnknown(crd) {
+		return nil, fmt.Errorf("its schema is not structural: %v", err)
+	}
+	if st == nil {
+		return nil, nil
+	}
+	st = st.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(st); err != nil {
+		return nil, err
+	}
+	share(st)
+	return st, nil
+}
+
+// subresources are the status and scale subresources of a version as the
+// strategy takes them. The status validator serves only updates of the
+// status subresource, which a create never runs: the strategy gets none
+// (a large CRD's status schema is often half of it).
+func subresources(v1 *apiextensionsv1.CustomResourceDefinition, version string) (*apiextensions.CustomResourceSubresourceStatus, *apiextensions.CustomResourceSubresourceScale) {
+	var statusSpec *apiextensions.CustomResourceSubresourceStatus
+	var scaleSpec *apiextensions.CustomResourceSubresourceScale
+	subs, _ := apiextensionshelpers.GetSubresourcesForVersion(v1, version)
+	if subs != nil && subs.Status != nil {
+		statusSpec = &apiextensions.CustomResourceSubresourceStatus{}
+	}
+	if subs != nil && subs.Scale != nil {
+		scaleSpec = &apiextensions.CustomResourceSubresourceScale{}
+		_ = apiextensionsv1.Convert_v1_CustomResourceSubresourceScale_To_apiextensions_CustomResourceSubresourceScale(subs.Scale, scaleSpec, nil)
+	}
+	return statusSpec, scaleSpec
 }
 
 // openAPISchema is the OpenAPI schema apiservervalidation.NewSchemaValidator

@@ -107,16 +107,7 @@ func (in *sharer) encode(v reflect.Value) bool {
 		in.buf = binary.AppendUvarint(in.buf, uint64(v.Len()))
 		in.buf = append(in.buf, v.String()...)
 	case reflect.Pointer:
-		if !in.present(v) {
-			return true
-		}
-		if v.Type().Elem() == in.typ && v.CanSet() {
-			id, c := in.intern(v, false)
-			v.Set(c)
-			in.buf = binary.AppendUvarint(in.buf, uint64(id))
-			return true
-		}
-		return in.encode(v.Elem())
+		return in.encodePointer(v)
 	case reflect.Interface:
 		if !in.present(v) {
 			return true
@@ -140,32 +131,7 @@ func (in *sharer) encode(v reflect.Value) bool {
 			}
 		}
 	case reflect.Map:
-		// Schemas' maps are keyed by strings; another map is not compared.
-		if v.Type().Key().Kind() != reflect.String {
-			return false
-		}
-		if !in.present(v) {
-			return true
-		}
-		in.buf = binary.AppendUvarint(in.buf, uint64(v.Len()))
-		keys := v.MapKeys()
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
-		settable := v.CanInterface()
-		for _, k := range keys {
-			in.encode(k)
-			elem := v.MapIndex(k)
-			if elem.Type() == in.typ && settable {
-				p := in.temp()
-				p.Elem().Set(elem)
-				id, c := in.intern(p, true)
-				v.SetMapIndex(k, c.Elem())
-				in.buf = binary.AppendUvarint(in.buf, uint64(id))
-				continue
-			}
-			if !in.encode(elem) {
-				return false
-			}
-		}
+		return in.encodeMap(v)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if !in.element(v.Field(i)) {
@@ -174,6 +140,55 @@ func (in *sharer) encode(v reflect.Value) bool {
 		}
 	default:
 		return false
+	}
+	return true
+}
+
+// encodePointer encodes a pointer: nil, the number of the shared value
+// of the sharer's type it now points to, or what it points to.
+func (in *sharer) encodePointer(v reflect.Value) bool {
+	if !in.present(v) {
+		return true
+	}
+	if v.Type().Elem() == in.typ && v.CanSet() {
+		id, c := in.intern(v, false)
+		v.Set(c)
+		in.buf = binary.AppendUvarint(in.buf, uint64(id))
+		return true
+	}
+	return in.encode(v.Elem())
+}
+
+// encodeMap encodes a map keyed by strings, in key order: nil, or its
+// length and each key with its element; an element of the sharer's type
+// is interned and replaced in the map by the shared one. Maps with other
+// keys are not compared (false).
+func (in *sharer) encodeMap(v reflect.Value) bool {
+	// Schemas' maps are keyed by strings; another map is not compared.
+	if v.Type().Key().Kind() != reflect.String {
+		return false
+	}
+	if !in.present(v) {
+		return true
+	}
+	in.buf = binary.AppendUvarint(in.buf, uint64(v.Len()))
+	keys := v.MapKeys()
+	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+	settable := v.CanInterface()
+	for _, k := range keys {
+		in.encode(k)
+		elem := v.MapIndex(k)
+		if elem.Type() == in.typ && settable {
+			p := in.temp()
+			p.Elem().Set(elem)
+			id, c := in.intern(p, true)
+			v.SetMapIndex(k, c.Elem())
+			in.buf = binary.AppendUvarint(in.buf, uint64(id))
+			continue
+		}
+		if !in.encode(elem) {
+			return false
+		}
 	}
 	return true
 }

@@ -79,44 +79,87 @@ func indexed(path, key string, cs []*Container, sidecar bool) []ctrSource {
 // initContainers, the containers, and the volumes they mount plus a writable
 // emptyDir at /tmp.
 func (e *emitter) podTemplate(name string, ps podSource) *yaml.Node {
-	p := e.at(ps.path)
+	t := &podEmit{podSource: ps, at: e.at(ps.path)}
+	if ps.pod != nil {
+		t.block = *ps.pod
+	}
+	spec := e.podSpec(t)
+	return mapping(t.at,
+		field{"metadata", e.podMetadata(name, t)},
+		field{"spec", spec},
+	)
+}
+
+// podEmit is a pod template being emitted: its source, where it is in the
+// spec, and the spec's pod block.
+type podEmit struct {
+	podSource
+	block Pod // the spec's pod block (podSource.pod), empty when the spec has none
+	at    pos // the template's source
+}
+
+// podField is the field path of a field of the spec's pod block.
+func (t *podEmit) podField(name string) string { return t.path + ".pod." + name }
+
+// podSpec emits the template's spec: the pod's settings and scheduling,
+// its securityContext, the containers and the volumes they mount.
+func (e *emitter) podSpec(t *podEmit) *yaml.Node {
 	vols := &podVolumes{spec: map[string]bool{}, refs: map[string]FileRef{}}
 	var inits, ctrs []*yaml.Node
-	for _, cs := range ps.init {
+	for _, cs := range t.init {
 		inits = append(inits, e.container(cs, vols, nil))
 	}
-	for _, cs := range ps.containers {
-		ctrs = append(ctrs, e.container(cs, vols, ps.shm))
+	for _, cs := range t.containers {
+		ctrs = append(ctrs, e.container(cs, vols, t.shm))
 	}
-	spec := mapping(p)
-	pod := ps.pod
-	if pod == nil {
-		pod = &Pod{}
+	spec := mapping(t.at)
+	e.addPodSettings(spec, t)
+	e.addScheduling(spec, t)
+	add(spec, field{"securityContext", e.podSecurity(t.path, t.security)})
+	if len(inits) > 0 {
+		add(spec, field{"initContainers", seq(t.at, inits...)})
 	}
-	pp := ps.path + ".pod"
-	if ps.restartPolicy != "" {
-		add(spec, field{"restartPolicy", str(p, ps.restartPolicy)})
+	add(spec,
+		field{"containers", seq(t.at, ctrs...)},
+		field{"volumes", e.podVolumes(t.at, e.at(t.path+".shm"), vols)},
+	)
+	return spec
+}
+
+// addPodSettings adds the restart policy, termination grace period,
+// service account, priority class and image pull secrets the spec sets.
+func (e *emitter) addPodSettings(spec *yaml.Node, t *podEmit) {
+	pod := &t.block
+	if t.restartPolicy != "" {
+		add(spec, field{"restartPolicy", str(t.at, t.restartPolicy)})
 	}
 	if pod.TerminationGracePeriod != "" {
-		add(spec, field{"terminationGracePeriodSeconds", num(e.at(pp+".terminationGracePeriod"), durationSeconds(pod.TerminationGracePeriod))})
+		add(spec, field{"terminationGracePeriodSeconds", num(e.at(t.podField("terminationGracePeriod")), durationSeconds(pod.TerminationGracePeriod))})
 	}
 	if pod.ServiceAccount != "" {
-		add(spec, field{"serviceAccountName", str(e.at(pp+".serviceAccount"), pod.ServiceAccount)})
+		add(spec, field{"serviceAccountName", str(e.at(t.podField("serviceAccount")), pod.ServiceAccount)})
 	}
 	if pod.PriorityClass != "" {
-		add(spec, field{"priorityClassName", str(e.at(pp+".priorityClass"), pod.PriorityClass)})
+		add(spec, field{"priorityClassName", str(e.at(t.podField("priorityClass")), pod.PriorityClass)})
 	}
 	if len(pod.ImagePullSecrets) > 0 {
-		ip := e.at(pp + ".imagePullSecrets")
+		ip := e.at(t.podField("imagePullSecrets"))
 		items := make([]*yaml.Node, len(pod.ImagePullSecrets))
 		for i, s := range pod.ImagePullSecrets {
 			items[i] = mapping(ip, field{"name", str(ip, s)})
 		}
 		add(spec, field{"imagePullSecrets", seq(ip, items...)})
 	}
-	nodeSelector, nsAt := pod.NodeSelector, e.at(pp+".nodeSelector")
-	tolerations := e.tolerations(pp+".tolerations", pod.Tolerations)
-	if pool := e.app.Spec.Target.GPUPool; pool != nil && ps.requestsGPUs() {
+}
+
+// addScheduling adds the nodeSelector, tolerations, affinity and
+// topology spread constraints; a pod that requests GPUs gets the GPU
+// pool's nodeSelector and tolerations first.
+func (e *emitter) addScheduling(spec *yaml.Node, t *podEmit) {
+	pod := &t.block
+	nodeSelector, nsAt := pod.NodeSelector, e.at(t.podField("nodeSelector"))
+	tolerations := e.tolerations(t.podField("tolerations"), pod.Tolerations)
+	if pool := e.app.Spec.Target.GPUPool; pool != nil && t.requestsGPUs() {
 		// The pool's scheduling first; the pod's own nodeSelector keys win.
 		nodeSelector = map[string]string{}
 		for k, v := range pool.NodeSelector {
@@ -137,19 +180,18 @@ func (e *emitter) podTemplate(name string, ps podSource) *yaml.Node {
 		add(spec, field{"tolerations", tolerations})
 	}
 	if len(pod.Affinity) > 0 {
-		add(spec, field{"affinity", fromJSON(e.at(pp+".affinity"), pod.Affinity)})
+		add(spec, field{"affinity", fromJSON(e.at(t.podField("affinity")), pod.Affinity)})
 	}
 	if len(pod.TopologySpread) > 0 {
-		add(spec, field{"topologySpreadConstraints", e.topologySpread(pp+".topologySpread", pod.TopologySpread, ps.spread)})
+		add(spec, field{"topologySpreadConstraints", e.topologySpread(t.podField("topologySpread"), pod.TopologySpread, t.spread)})
 	}
-	add(spec, field{"securityContext", e.podSecurity(ps.path, ps.security)})
-	if len(inits) > 0 {
-		add(spec, field{"initContainers", seq(p, inits...)})
-	}
-	add(spec,
-		field{"containers", seq(p, ctrs...)},
-		field{"volumes", e.podVolumes(p, e.at(ps.path+".shm"), vols)},
-	)
+}
+
+// podMetadata emits the template's metadata: the pod's labels with the
+// standard ones over them, and its annotations, with the hash of the
+// configs it mounts (ConfigHashAnnotation) under the pod's own.
+func (e *emitter) podMetadata(name string, t *podEmit) *yaml.Node {
+	pod := &t.block
 	labels := map[string]string{}
 	for k, v := range pod.Labels {
 		labels[k] = v
@@ -157,23 +199,20 @@ func (e *emitter) podTemplate(name string, ps podSource) *yaml.Node {
 	for k, v := range e.labels(name) {
 		labels[k] = v
 	}
-	md := mapping(p, field{"labels", stringMap(p, labels)})
+	md := mapping(t.at, field{"labels", stringMap(t.at, labels)})
 	annotations := pod.Annotations
-	ap := e.at(pp + ".annotations")
-	if len(ps.configs) > 0 {
-		annotations = map[string]string{ConfigHashAnnotation: e.configHash(ps.configs)}
+	ap := e.at(t.podField("annotations"))
+	if len(t.configs) > 0 {
+		annotations = map[string]string{ConfigHashAnnotation: e.configHash(t.configs)}
 		for k, v := range pod.Annotations {
 			annotations[k] = v
 		}
 		if len(pod.Annotations) == 0 {
-			ap = e.at("spec.configs." + ps.configs[0])
+			ap = e.at("spec.configs." + t.configs[0])
 		}
 	}
 	add(md, field{"annotations", stringMap(ap, annotations)})
-	return mapping(p,
-		field{"metadata", md},
-		field{"spec", spec},
-	)
+	return md
 }
 
 // requestsGPUs reports whether a container of the pod requests GPUs.
@@ -278,42 +317,9 @@ func (e *emitter) container(cs ctrSource, vols *podVolumes, shm *Quantity) *yaml
 		field{"name", str(e.at(path+".name"), c.Name)},
 		field{"image", str(e.at(path+".image"), c.Image)},
 	)
-	command, args := c.Command, c.Args
-	if cs.command != nil {
-		command, args = cs.command, cs.args
-	}
-	if len(command) > 0 {
-		add(n, field{"command", strs(e.at(path+".command"), command)})
-	}
-	if len(args) > 0 {
-		add(n, field{"args", strs(e.at(path+".args"), args)})
-	}
-	env := append([]*yaml.Node(nil), cs.env...)
-	for _, k := range sortedKeys(c.Env) {
-		env = append(env, e.envEntry(sub(path+".env", k), k, c.Env[k]))
-	}
-	if len(env) > 0 {
-		add(n, field{"env", seq(e.at(path+".env"), env...)})
-	}
-	if len(c.EnvFrom) > 0 {
-		add(n, field{"envFrom", e.envFrom(path+".envFrom", c.EnvFrom)})
-	}
-	ports := append([]portSource(nil), cs.ports...)
-	for _, k := range sortedKeys(c.Ports) {
-		ports = append(ports, portSource{k, c.Ports[k], e.at(sub(path+".ports", k))})
-	}
-	sort.Slice(ports, func(i, j int) bool { return ports[i].name < ports[j].name })
-	if len(ports) > 0 {
-		items := make([]*yaml.Node, len(ports))
-		for i, pt := range ports {
-			items[i] = mapping(pt.at,
-				field{"name", str(pt.at, pt.name)},
-				field{"containerPort", num(pt.at, pt.number)},
-				field{"protocol", str(pt.at, "TCP")},
-			)
-		}
-		add(n, field{"ports", seq(e.at(path+".ports"), items...)})
-	}
+	e.addCommand(n, cs)
+	e.addEnv(n, cs)
+	e.addPorts(n, cs)
 	resPath, res := path+".resources", c.Resources
 	if res == nil && cs.resources != nil {
 		resPath, res = cs.resPath, cs.resources
@@ -328,44 +334,77 @@ func (e *emitter) container(cs ctrSource, vols *podVolumes, shm *Quantity) *yaml
 		field{"livenessProbe", e.probe(path+".live", c.Live)},
 		field{"securityContext", e.containerSecurity(path, c.Security)},
 	)
-	// Mounts, sorted by volume name, with kiln's /tmp unless the spec mounts something there.
-	type mount struct {
-		name, path, subPath string
-		readOnly            bool
-		at                  pos
+	if items := e.volumeMounts(cs, p, vols, shm); len(items) > 0 {
+		add(n, field{"volumeMounts", seq(e.at(path+".mounts"), items...)})
 	}
-	var mounts []mount
-	tmp, devShm := true, shm != nil
-	for _, v := range sortedKeys(c.Mounts) {
-		vols.spec[v] = true
-		switch strings.TrimRight(c.Mounts[v], "/") {
-		case "/tmp":
-			tmp = false
-		case "/dev/shm":
-			devShm = false
-		}
-		mounts = append(mounts, mount{v, c.Mounts[v], "", e.readOnlyVolume(v), e.at(sub(path+".mounts", v))})
+	return n
+}
+
+// addCommand adds the container's command and args: the family's when it
+// sets them, else the spec's.
+func (e *emitter) addCommand(n *yaml.Node, cs ctrSource) {
+	command, args := cs.c.Command, cs.c.Args
+	if cs.command != nil {
+		command, args = cs.command, cs.args
 	}
-	for _, fp := range sortedKeys(c.Files) {
-		ref := c.Files[fp]
-		vol := refVolume(ref)
-		vols.refs[vol] = FileRef{Config: ref.Config, Secret: ref.Secret}
-		mounts = append(mounts, mount{vol, fp, ref.Key, true, e.at(sub(path+".files", fp))})
+	if len(command) > 0 {
+		add(n, field{"command", strs(e.at(cs.path+".command"), command)})
 	}
-	if tmp {
-		mounts = append(mounts, mount{tmpVolume, "/tmp", "", false, p})
-		vols.tmp = true
+	if len(args) > 0 {
+		add(n, field{"args", strs(e.at(cs.path+".args"), args)})
 	}
-	if devShm {
-		mounts = append(mounts, mount{shmVolume, "/dev/shm", "", false, p})
-		vols.shm = shm
+}
+
+// addEnv adds the container's env (kiln's entries, then the spec's by
+// name) and envFrom.
+func (e *emitter) addEnv(n *yaml.Node, cs ctrSource) {
+	c, path := cs.c, cs.path
+	env := append([]*yaml.Node(nil), cs.env...)
+	for _, k := range sortedKeys(c.Env) {
+		env = append(env, e.envEntry(sub(path+".env", k), k, c.Env[k]))
 	}
-	sort.SliceStable(mounts, func(i, j int) bool {
-		if mounts[i].name != mounts[j].name {
-			return mounts[i].name < mounts[j].name
-		}
-		return mounts[i].path < mounts[j].path
-	})
+	if len(env) > 0 {
+		add(n, field{"env", seq(e.at(path+".env"), env...)})
+	}
+	if len(c.EnvFrom) > 0 {
+		add(n, field{"envFrom", e.envFrom(path+".envFrom", c.EnvFrom)})
+	}
+}
+
+// addPorts adds the container's ports, the family's and the spec's,
+// sorted by name.
+func (e *emitter) addPorts(n *yaml.Node, cs ctrSource) {
+	c, path := cs.c, cs.path
+	ports := append([]portSource(nil), cs.ports...)
+	for _, k := range sortedKeys(c.Ports) {
+		ports = append(ports, portSource{k, c.Ports[k], e.at(sub(path+".ports", k))})
+	}
+	sort.Slice(ports, func(i, j int) bool { return ports[i].name < ports[j].name })
+	if len(ports) == 0 {
+		return
+	}
+	items := make([]*yaml.Node, len(ports))
+	for i, pt := range ports {
+		items[i] = mapping(pt.at,
+			field{"name", str(pt.at, pt.name)},
+			field{"containerPort", num(pt.at, pt.number)},
+			field{"protocol", str(pt.at, "TCP")},
+		)
+	}
+	add(n, field{"ports", seq(e.at(path+".ports"), items...)})
+}
+
+// volumeMount is one mount of a container and where it comes from.
+type volumeMount struct {
+	name, path, subPath string
+	readOnly            bool
+	at                  pos
+}
+
+// volumeMounts emits the container's mounts, sorted by volume name, and
+// records the volumes they use in vols; kiln's own mounts are at p.
+func (e *emitter) volumeMounts(cs ctrSource, p pos, vols *podVolumes, shm *Quantity) []*yaml.Node {
+	mounts := e.mountsOf(cs, p, vols, shm)
 	items := make([]*yaml.Node, len(mounts))
 	for i, m := range mounts {
 		items[i] = mapping(m.at, field{"name", str(m.at, m.name)}, field{"mountPath", str(m.at, m.path)})
@@ -376,10 +415,48 @@ func (e *emitter) container(cs ctrSource, vols *podVolumes, shm *Quantity) *yaml
 			add(items[i], field{"subPath", str(m.at, m.subPath)})
 		}
 	}
-	if len(items) > 0 {
-		add(n, field{"volumeMounts", seq(e.at(path+".mounts"), items...)})
+	return items
+}
+
+// mountsOf lists the container's mounts: the spec's volumes and files,
+// kiln's /tmp unless the spec mounts something there, and kiln's
+// /dev/shm when shm is set and the spec mounts nothing there; sorted by
+// volume name, then path.
+func (e *emitter) mountsOf(cs ctrSource, p pos, vols *podVolumes, shm *Quantity) []volumeMount {
+	c, path := cs.c, cs.path
+	var mounts []volumeMount
+	tmp, devShm := true, shm != nil
+	for _, v := range sortedKeys(c.Mounts) {
+		vols.spec[v] = true
+		switch strings.TrimRight(c.Mounts[v], "/") {
+		case "/tmp":
+			tmp = false
+		case "/dev/shm":
+			devShm = false
+		}
+		mounts = append(mounts, volumeMount{v, c.Mounts[v], "", e.readOnlyVolume(v), e.at(sub(path+".mounts", v))})
 	}
-	return n
+	for _, fp := range sortedKeys(c.Files) {
+		ref := c.Files[fp]
+		vol := refVolume(ref)
+		vols.refs[vol] = FileRef{Config: ref.Config, Secret: ref.Secret}
+		mounts = append(mounts, volumeMount{vol, fp, ref.Key, true, e.at(sub(path+".files", fp))})
+	}
+	if tmp {
+		mounts = append(mounts, volumeMount{tmpVolume, "/tmp", "", false, p})
+		vols.tmp = true
+	}
+	if devShm {
+		mounts = append(mounts, volumeMount{shmVolume, "/dev/shm", "", false, p})
+		vols.shm = shm
+	}
+	sort.SliceStable(mounts, func(i, j int) bool {
+		if mounts[i].name != mounts[j].name {
+			return mounts[i].name < mounts[j].name
+		}
+		return mounts[i].path < mounts[j].path
+	})
+	return mounts
 }
 
 // envEntry is one env variable: a literal, a configMapKeyRef or a secretKeyRef.

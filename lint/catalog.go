@@ -31,21 +31,35 @@ func (f *firstPass) addCRDs(in Input, stdin *manifest.Source, opts *rules.Option
 	if len(used) == 0 {
 		return nil
 	}
-	defined := map[gk]bool{}
-	for _, o := range f.context {
-		if g, k, ok := crdDefines(o); ok {
-			defined[gk{g, k}] = true
-		}
-	}
 	// The kinds no CRD of the input defines that crds: or the catalog may:
 	// not the built-in groups' (the catalog holds none of them).
 	var builtin map[string]bool
 	if len(opts.CRDs) > 0 {
-		builtin = map[string]bool{}
-		for _, r := range manifest.BuiltinKinds().All() {
-			if !catalog.HasGroup(r.GVK.Group) { // kiln's own compiled kinds (JobSet) are in the catalog too
-				builtin[r.GVK.Group] = true
-			}
+		builtin = builtinGroups()
+	}
+	missing := f.undefinedKinds(used, builtin)
+	if len(missing) == 0 {
+		return nil
+	}
+	// The crds: setting: only its CRDs of the kinds missing join.
+	if len(opts.CRDs) > 0 {
+		missing = f.addSettingCRDs(opts.CRDs, missing)
+	}
+	if opts.CatalogOff {
+		return nil
+	}
+	return f.addCatalogCRDs(missing, opts.CatalogVersions)
+}
+
+// undefinedKinds returns the kinds of used that no CRD of the input
+// defines and that crds: or the catalog may: those of a group the catalog
+// holds and, when builtin is not nil (the crds: setting is given), those
+// of any group not in builtin.
+func (f *firstPass) undefinedKinds(used []gk, builtin map[string]bool) []gk {
+	defined := map[gk]bool{}
+	for _, o := range f.context {
+		if g, k, ok := crdDefines(o); ok {
+			defined[gk{g, k}] = true
 		}
 	}
 	var missing []gk
@@ -57,37 +71,56 @@ func (f *firstPass) addCRDs(in Input, stdin *manifest.Source, opts *rules.Option
 			missing = append(missing, u)
 		}
 	}
-	if len(missing) == 0 {
-		return nil
+	return missing
+}
+
+// builtinGroups are the API groups of the built-in kinds, but for those
+// the catalog holds: kiln's own compiled kinds (JobSet) are in the catalog
+// too.
+func builtinGroups() map[string]bool {
+	builtin := map[string]bool{}
+	for _, r := range manifest.BuiltinKinds().All() {
+		if !catalog.HasGroup(r.GVK.Group) {
+			builtin[r.GVK.Group] = true
+		}
 	}
-	// The crds: setting: only its CRDs of the kinds missing join.
-	if len(opts.CRDs) > 0 {
-		files, errs := manifest.Expand(opts.CRDs)
-		f.specErrs = append(f.specErrs, errs...) // reported as input errors, as the App specs' are
-		byGK := map[gk]*manifest.Object{}
-		for _, file := range files {
-			src := manifest.ReadFile(file, nil)
-			f.specErrs = append(f.specErrs, src.Errs...)
-			for _, o := range src.Objects {
-				if g, k, ok := crdDefines(o); ok && byGK[gk{g, k}] == nil {
-					byGK[gk{g, k}] = o
-				}
+	return builtin
+}
+
+// addSettingCRDs joins to the context the CRDs of the crds: setting's
+// files (paths or globs) that define a kind of missing, the first of each
+// kind, and returns the kinds still missing. What cannot be read is an
+// input error, as the App specs' are.
+func (f *firstPass) addSettingCRDs(paths []string, missing []gk) []gk {
+	files, errs := manifest.Expand(paths)
+	f.specErrs = append(f.specErrs, errs...)
+	byGK := map[gk]*manifest.Object{}
+	for _, file := range files {
+		src := manifest.ReadFile(file, nil)
+		f.specErrs = append(f.specErrs, src.Errs...)
+		for _, o := range src.Objects {
+			if g, k, ok := crdDefines(o); ok && byGK[gk{g, k}] == nil {
+				byGK[gk{g, k}] = o
 			}
 		}
-		rest := missing[:0:0]
-		for _, m := range missing {
-			if o := byGK[m]; o != nil {
-				f.context = append(f.context, o)
-				delete(byGK, m) // one CRD defines one kind
-				continue
-			}
-			rest = append(rest, m)
+	}
+	rest := missing[:0:0]
+	for _, m := range missing {
+		if o := byGK[m]; o != nil {
+			f.context = append(f.context, o)
+			delete(byGK, m) // one CRD defines one kind
+			continue
 		}
-		missing = rest
+		rest = append(rest, m)
 	}
-	if opts.CatalogOff {
-		return nil
-	}
+	return rest
+}
+
+// addCatalogCRDs joins to the context the catalog's CRD of each kind of
+// missing it has (at the versions pinned), loading the catalog at the
+// first, and returns the catalog entries used, sorted. A catalog that
+// cannot be loaded or a CRD that cannot be read is an input error.
+func (f *firstPass) addCatalogCRDs(missing []gk, versions map[string]string) []string {
 	var ix *catalog.Index
 	entries := map[string]bool{}
 	for _, m := range missing {
@@ -101,7 +134,7 @@ func (f *firstPass) addCRDs(in Input, stdin *manifest.Source, opts *rules.Option
 				return nil
 			}
 		}
-		c, ok := ix.Choose(m.group, m.kind, opts.CatalogVersions)
+		c, ok := ix.Choose(m.group, m.kind, versions)
 		if !ok {
 			continue
 		}

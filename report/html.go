@@ -113,33 +113,68 @@ type htmlFinding struct {
 // twice (to count, then to write each file's section) and holds one file's
 // findings at a time.
 func writeHTML(w io.Writer, res *rules.Result, opts Options) error {
-	t := newTally()
-	var files []htmlFileEntry
-	index := map[string]int{}
-	assumed := map[string]bool{} // the namespaces of the findings judged at an assumed level
-	fixable := 0
-	err := res.Each(func(f rules.Finding) error {
-		t.add(f)
-		if f.AssumedNamespace != "" && f.Suppressed == nil && !f.Baselined {
-			assumed[f.AssumedNamespace] = true
-		}
-		if opts.Inputs.fixable(f) {
-			fixable++
-		}
-		i, ok := index[f.Pos.File]
-		if !ok {
-			i = len(files)
-			index[f.Pos.File] = i
-			files = append(files, htmlFileEntry{ID: "file-" + strconv.Itoa(i+1), Name: fileName(f.Pos.File)})
-		}
-		files[i].Counts.add(f)
-		return nil
-	})
+	c, err := countHTML(res, opts.Inputs)
 	if err != nil {
 		return err
 	}
 	src := newSourceReader(opts.OpenSource)
-	s := res.Summary
+	bw := bufio.NewWriter(w)
+	if err := htmlPage.ExecuteTemplate(bw, "head", c.head(res.Summary, opts, src)); err != nil {
+		return err
+	}
+	if err := c.writeFiles(bw, res, src); err != nil {
+		return err
+	}
+	if err := htmlPage.ExecuteTemplate(bw, "foot", struct {
+		ToolVersion string
+		Script      template.JS
+	}{opts.ToolVersion, template.JS(htmlScript)}); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// htmlCounts is what the first read of the findings counts: the tally,
+// each file's entry (in the order of its first finding) and what the
+// notes say.
+type htmlCounts struct {
+	t       *tally
+	files   []htmlFileEntry
+	index   map[string]int  // files' indexes by name
+	assumed map[string]bool // the namespaces of the findings judged at an assumed level
+	fixable int
+}
+
+// countHTML reads the findings once to count them.
+func countHTML(res *rules.Result, in Inputs) (*htmlCounts, error) {
+	c := &htmlCounts{t: newTally(), index: map[string]int{}, assumed: map[string]bool{}}
+	err := res.Each(func(f rules.Finding) error {
+		c.t.add(f)
+		if f.AssumedNamespace != "" && f.Suppressed == nil && !f.Baselined {
+			c.assumed[f.AssumedNamespace] = true
+		}
+		if in.fixable(f) {
+			c.fixable++
+		}
+		i, ok := c.index[f.Pos.File]
+		if !ok {
+			i = len(c.files)
+			c.index[f.Pos.File] = i
+			c.files = append(c.files, htmlFileEntry{ID: "file-" + strconv.Itoa(i+1), Name: fileName(f.Pos.File)})
+		}
+		c.files[i].Counts.add(f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// head is what the page shows above the findings: the title and summary,
+// the notes, the charts and the input errors with their source lines.
+func (c *htmlCounts) head(s rules.Summary, opts Options, src *sourceReader) htmlHead {
+	t := c.t
 	head := htmlHead{
 		Title:       plural.Count(s.Errors, "error") + ", " + plural.Count(s.Warnings, "warning") + ", " + plural.Count(s.Infos, "info"),
 		Summary:     summaryLine(s, opts.Inputs),
@@ -148,27 +183,12 @@ func writeHTML(w io.Writer, res *rules.Result, opts Options) error {
 		Style:       template.CSS(htmlStyle),
 		All:         t.all,
 		Total:       t.all.Active() + t.all.Suppressed + t.all.Baselined,
-		Files:       files,
+		Files:       c.files,
+		Notes:       c.notes(s, opts.Inputs),
 	}
 	if n := len(opts.Inputs.Errors); n > 0 {
 		head.Title = plural.Count(n, "input error") + ", " + head.Title
 	}
-	if t.all.Suppressed > 0 {
-		head.Notes = append(head.Notes, plural.Count(t.all.Suppressed, "finding")+" suppressed by annotation or config: listed, marked and counted apart")
-	}
-	if t.all.Baselined > 0 {
-		head.Notes = append(head.Notes, plural.Count(t.all.Baselined, "finding")+" in the baseline ("+opts.Inputs.Baseline+"): listed, marked and counted apart")
-	}
-	if note := FixedNote(opts.Inputs.BaselineFixed); note != "" {
-		head.Notes = append(head.Notes, note)
-	}
-	if n := s.Assumed; n > 0 {
-		head.Notes = append(head.Notes, assumedLine(n, assumed))
-	}
-	if fixable > 0 {
-		head.Notes = append(head.Notes, plural.Count(fixable, "finding")+" kiln fix can repair (kiln fix --dry-run shows the changes)")
-	}
-	head.Notes = append(head.Notes, inputLines(opts.Inputs, false)...)
 	if t.all.Active() > 0 {
 		head.Charts = []htmlChart{
 			barChart("Findings by family", ranked(t.families, true)),
@@ -179,35 +199,46 @@ func writeHTML(w io.Writer, res *rules.Result, opts Options) error {
 		head.InputErrors = append(head.InputErrors, htmlPlace{Pos: position(rules.Finding{Pos: e.Pos}), Source: src.excerpt(e.Pos),
 			Findings: []htmlFinding{{Severity: "error", Rule: "kiln/input", Message: e.Msg}}})
 	}
+	return head
+}
 
-	bw := bufio.NewWriter(w)
-	if err := htmlPage.ExecuteTemplate(bw, "head", head); err != nil {
-		return err
+// notes are the lines under the summary: the suppressed and baselined
+// findings, the baseline's fixed ones, the assumed Pod Security levels,
+// what kiln fix can repair and the inputs.
+func (c *htmlCounts) notes(s rules.Summary, in Inputs) []string {
+	var notes []string
+	if c.t.all.Suppressed > 0 {
+		notes = append(notes, plural.Count(c.t.all.Suppressed, "finding")+" suppressed by annotation or config: listed, marked and counted apart")
 	}
+	if c.t.all.Baselined > 0 {
+		notes = append(notes, plural.Count(c.t.all.Baselined, "finding")+" in the baseline ("+in.Baseline+"): listed, marked and counted apart")
+	}
+	if note := FixedNote(in.BaselineFixed); note != "" {
+		notes = append(notes, note)
+	}
+	if n := s.Assumed; n > 0 {
+		notes = append(notes, assumedLine(n, c.assumed))
+	}
+	if c.fixable > 0 {
+		notes = append(notes, plural.Count(c.fixable, "finding")+" kiln fix can repair (kiln fix --dry-run shows the changes)")
+	}
+	return append(notes, inputLines(in, false)...)
+}
+
+// writeFiles reads the findings again and writes each file's section,
+// holding one file's findings at a time.
+func (c *htmlCounts) writeFiles(bw *bufio.Writer, res *rules.Result, src *sourceReader) error {
 	var ofFile []rules.Finding
 	writeFile := func() error {
 		if len(ofFile) == 0 {
 			return nil
 		}
-		sec := htmlFile{htmlFileEntry: files[index[ofFile[0].Pos.File]]}
-		var last rules.Finding
-		for i, f := range groupByObject(ofFile) {
-			if i == 0 || f.Pos != last.Pos || f.Object != last.Object {
-				p := htmlPlace{Pos: position(f), Source: src.excerpt(f.Pos)}
-				if f.Object.Kind != "" {
-					p.Object = f.Object.String()
-				}
-				sec.Places = append(sec.Places, p)
-			}
-			last = f
-			p := &sec.Places[len(sec.Places)-1]
-			p.Findings = append(p.Findings, htmlFindingOf(f))
-		}
+		sec := c.section(ofFile, src)
 		clear(ofFile)
 		ofFile = ofFile[:0]
 		return htmlPage.ExecuteTemplate(bw, "file", sec)
 	}
-	err = res.Each(func(f rules.Finding) error {
+	err := res.Each(func(f rules.Finding) error {
 		if len(ofFile) > 0 && f.Pos.File != ofFile[0].Pos.File {
 			if err := writeFile(); err != nil {
 				return err
@@ -219,16 +250,27 @@ func writeHTML(w io.Writer, res *rules.Result, opts Options) error {
 	if err == nil {
 		err = writeFile()
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+// section is one file's section: its findings grouped by object, those
+// at one position of one object under one place with its source lines.
+func (c *htmlCounts) section(ofFile []rules.Finding, src *sourceReader) htmlFile {
+	sec := htmlFile{htmlFileEntry: c.files[c.index[ofFile[0].Pos.File]]}
+	var last rules.Finding
+	for i, f := range groupByObject(ofFile) {
+		if i == 0 || f.Pos != last.Pos || f.Object != last.Object {
+			p := htmlPlace{Pos: position(f), Source: src.excerpt(f.Pos)}
+			if f.Object.Kind != "" {
+				p.Object = f.Object.String()
+			}
+			sec.Places = append(sec.Places, p)
+		}
+		last = f
+		p := &sec.Places[len(sec.Places)-1]
+		p.Findings = append(p.Findings, htmlFindingOf(f))
 	}
-	if err := htmlPage.ExecuteTemplate(bw, "foot", struct {
-		ToolVersion string
-		Script      template.JS
-	}{opts.ToolVersion, template.JS(htmlScript)}); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return sec
 }
 
 // fileName is how the page names a finding's file.

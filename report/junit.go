@@ -91,6 +91,15 @@ func (s *junitSuiteBuild) object(ref manifest.Ref) *junitCaseBuild {
 	return c
 }
 
+// wholeFile returns the testcase of what is said about the file itself,
+// not an object in it.
+func (s *junitSuiteBuild) wholeFile() *junitCaseBuild {
+	if s.whole == nil {
+		s.whole = &junitCaseBuild{name: suiteName(s.file)}
+	}
+	return s.whole
+}
+
 // suiteName names the suite (and testcase class) of a file.
 func suiteName(file string) string {
 	if file == "" {
@@ -105,11 +114,8 @@ func suiteName(file string) string {
 func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 	b := &junitBuilder{byFile: map[string]*junitSuiteBuild{}}
 	for _, e := range in.errors() {
-		s := b.suite(e.Pos.File)
-		if s.whole == nil {
-			s.whole = &junitCaseBuild{name: suiteName(e.Pos.File)}
-		}
-		s.whole.errors = append(s.whole.errors, JUnitProblem{Message: e.Msg, Type: "kiln/input", Body: (&manifest.Error{Pos: e.Pos, Msg: e.Msg}).Error()})
+		c := b.suite(e.Pos.File).wholeFile()
+		c.errors = append(c.errors, JUnitProblem{Message: e.Msg, Type: "kiln/input", Body: (&manifest.Error{Pos: e.Pos, Msg: e.Msg}).Error()})
 	}
 	for _, fo := range res.Files {
 		s := b.suite(fo.File)
@@ -118,66 +124,93 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 		}
 	}
 	err := res.Each(func(f rules.Finding) error {
-		s := b.suite(f.Pos.File)
-		var c *junitCaseBuild
-		if f.Object == (manifest.Ref{}) {
-			if s.whole == nil {
-				s.whole = &junitCaseBuild{name: suiteName(f.Pos.File)}
-			}
-			c = s.whole
-		} else {
-			c = s.object(f.Object)
-		}
-		line := position(f) + "  " + f.Severity.String() + "  " + f.Rule + "  " + f.Message
-		if f.Suppressed != nil {
-			line += " [" + suppressionNote(f.Suppressed) + "]"
-		}
-		if f.Baselined {
-			line += " [in the baseline]"
-		}
-		if f.Field != "" {
-			line += "\n    field: " + f.Field
-		}
-		switch {
-		case f.Suppressed != nil || f.Baselined:
-			c.out = append(c.out, line)
-		case f.Severity == rules.Error:
-			c.failures = append(c.failures, JUnitProblem{Message: f.Message, Type: f.Rule, Body: line})
-		default:
-			c.out = append(c.out, line)
-		}
+		b.add(f)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	return encodeJUnit(w, b.report())
+}
 
+// add files a finding under its object's testcase (or its file's): a
+// failure when it is an active error, else a line of the testcase's
+// output.
+func (b *junitBuilder) add(f rules.Finding) {
+	s := b.suite(f.Pos.File)
+	var c *junitCaseBuild
+	if f.Object == (manifest.Ref{}) {
+		c = s.wholeFile()
+	} else {
+		c = s.object(f.Object)
+	}
+	line := junitLine(f)
+	switch {
+	case f.Suppressed != nil || f.Baselined:
+		c.out = append(c.out, line)
+	case f.Severity == rules.Error:
+		c.failures = append(c.failures, JUnitProblem{Message: f.Message, Type: f.Rule, Body: line})
+	default:
+		c.out = append(c.out, line)
+	}
+}
+
+// junitLine is a finding as the text format writes it, with its notes
+// and its field on a line of its own.
+func junitLine(f rules.Finding) string {
+	line := position(f) + "  " + f.Severity.String() + "  " + f.Rule + "  " + f.Message
+	if f.Suppressed != nil {
+		line += " [" + suppressionNote(f.Suppressed) + "]"
+	}
+	if f.Baselined {
+		line += " [in the baseline]"
+	}
+	if f.Field != "" {
+		line += "\n    field: " + f.Field
+	}
+	return line
+}
+
+// report is the testsuites, in input order, with their counts added up.
+func (b *junitBuilder) report() JUnitSuites {
 	out := JUnitSuites{Name: "kiln", Suites: []JUnitSuite{}}
 	for _, s := range b.suites {
-		js := JUnitSuite{Name: suiteName(s.file), Cases: []JUnitCase{}}
-		cases := s.cases
-		if s.whole != nil {
-			cases = append([]*junitCaseBuild{s.whole}, cases...)
-		}
-		for _, c := range cases {
-			jc := JUnitCase{Name: c.name, Classname: js.Name, Errors: c.errors, Failures: c.failures}
-			if len(c.out) > 0 {
-				jc.SystemOut = strings.Join(c.out, "\n") + "\n"
-			}
-			js.Cases = append(js.Cases, jc)
-			js.Tests++
-			switch {
-			case len(c.errors) > 0:
-				js.Errors++
-			case len(c.failures) > 0:
-				js.Failures++
-			}
-		}
+		js := s.build()
 		out.Tests += js.Tests
 		out.Failures += js.Failures
 		out.Errors += js.Errors
 		out.Suites = append(out.Suites, js)
 	}
+	return out
+}
+
+// build is the file's testsuite: the file's own testcase first, then one
+// per object, each counted as errored, failed or passed.
+func (s *junitSuiteBuild) build() JUnitSuite {
+	js := JUnitSuite{Name: suiteName(s.file), Cases: []JUnitCase{}}
+	cases := s.cases
+	if s.whole != nil {
+		cases = append([]*junitCaseBuild{s.whole}, cases...)
+	}
+	for _, c := range cases {
+		jc := JUnitCase{Name: c.name, Classname: js.Name, Errors: c.errors, Failures: c.failures}
+		if len(c.out) > 0 {
+			jc.SystemOut = strings.Join(c.out, "\n") + "\n"
+		}
+		js.Cases = append(js.Cases, jc)
+		js.Tests++
+		switch {
+		case len(c.errors) > 0:
+			js.Errors++
+		case len(c.failures) > 0:
+			js.Failures++
+		}
+	}
+	return js
+}
+
+// encodeJUnit writes the report as indented XML with its header.
+func encodeJUnit(w io.Writer, out JUnitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -186,6 +219,6 @@ func writeJUnit(w io.Writer, res *rules.Result, in Inputs) error {
 	if err := enc.Encode(out); err != nil {
 		return err
 	}
-	_, err = io.WriteString(w, "\n")
+	_, err := io.WriteString(w, "\n")
 	return err
 }

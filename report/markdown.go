@@ -49,74 +49,106 @@ func writeMarkdown(w io.Writer, res *rules.Result, in Inputs) error {
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	s := res.Summary
+	writeMDTitle(bw, res.Summary, in)
+	writeMDInputErrors(bw, in.errors())
+	writeMDFamilies(bw, t)
+	if rs := ranked(t.rules, true); len(rs) > 0 {
+		writeMDRules(bw, t, rs)
+		writeMDTopFindings(bw, t, top.list())
+	}
+	writeMDNotes(bw, t, res.Summary, in, assumed)
+	return bw.Flush()
+}
+
+// writeMDTitle writes the heading, which counts the input errors and the
+// findings by severity, and the summary line.
+func writeMDTitle(bw *bufio.Writer, s rules.Summary, in Inputs) {
 	title := plural.Count(s.Errors, "error") + ", " + plural.Count(s.Warnings, "warning") + ", " + plural.Count(s.Infos, "info")
 	if n := len(in.Errors); n > 0 {
 		title = plural.Count(n, "input error") + ", " + title
 	}
 	bw.WriteString("### kiln lint: " + title + "\n\n")
 	bw.WriteString(mdText(summaryLine(s, in), false) + "\n")
+}
 
-	if errs := in.errors(); len(errs) > 0 {
-		bw.WriteString("\n#### Input errors\n\nkiln could not read or render these inputs; they fail the run whatever the findings.\n\n")
-		bw.WriteString("| where | problem |\n| --- | --- |\n")
-		for i, e := range errs {
-			if i == mdInputErrors {
-				break
-			}
-			where := "-"
-			if e.Pos.File != "" || e.Pos.Line > 0 {
-				where = mdCode(e.Pos.String())
-			}
-			bw.WriteString("| " + where + " | " + mdEscape(shorten(e.Msg, mdMaxProblem), true) + " |\n")
-		}
-		if n := len(errs) - mdInputErrors; n > 0 {
-			bw.WriteString("\n" + plural.Count(n, "more input error") + " (the text format lists them all).\n")
-		}
+// writeMDInputErrors writes a table of the first mdInputErrors input
+// errors, and how many more there are.
+func writeMDInputErrors(bw *bufio.Writer, errs []inputError) {
+	if len(errs) == 0 {
+		return
 	}
+	bw.WriteString("\n#### Input errors\n\nkiln could not read or render these inputs; they fail the run whatever the findings.\n\n")
+	bw.WriteString("| where | problem |\n| --- | --- |\n")
+	for i, e := range errs {
+		if i == mdInputErrors {
+			break
+		}
+		where := "-"
+		if e.Pos.File != "" || e.Pos.Line > 0 {
+			where = mdCode(e.Pos.String())
+		}
+		bw.WriteString("| " + where + " | " + mdEscape(shorten(e.Msg, mdMaxProblem), true) + " |\n")
+	}
+	if n := len(errs) - mdInputErrors; n > 0 {
+		bw.WriteString("\n" + plural.Count(n, "more input error") + " (the text format lists them all).\n")
+	}
+}
 
+// writeMDFamilies writes the table of findings by family and severity
+// with its total row, or says there are none.
+func writeMDFamilies(bw *bufio.Writer, t *tally) {
 	if t.all.Active()+t.all.Suppressed+t.all.Baselined == 0 {
 		bw.WriteString("\nNo findings.\n")
-	} else {
-		bw.WriteString("\n#### Findings by family\n\n")
-		bw.WriteString("| family | error | warning | info | suppressed |\n| --- | ---: | ---: | ---: | ---: |\n")
-		for _, g := range ranked(t.families, false) {
-			bw.WriteString("| " + mdCode(g.Name) + " | " + countCells(g.counts) + " |\n")
-		}
-		bw.WriteString("| **total** | " + countCells(t.all) + " |\n")
+		return
 	}
-
-	if rs := ranked(t.rules, true); len(rs) > 0 {
-		bw.WriteString("\n#### Rules with the most findings\n\n")
-		bw.WriteString("| rule | error | warning | info | first at |\n| --- | ---: | ---: | ---: | --- |\n")
-		for i, g := range rs {
-			if i == mdTopRules {
-				break
-			}
-			c := g.counts
-			c.Suppressed = 0
-			cells := strconv.Itoa(c.Error) + " | " + strconv.Itoa(c.Warning) + " | " + strconv.Itoa(c.Info)
-			bw.WriteString("| " + mdCode(g.Name) + " | " + cells + " | " + mdCode(position(t.firstOf[g.Name])) + " |\n")
-		}
-		if n := len(rs) - mdTopRules; n > 0 {
-			bw.WriteString("\n" + plural.Count(n, "more rule") + " with findings.\n")
-		}
-
-		bw.WriteString("\n#### Top findings\n\n")
-		bw.WriteString("| severity | rule | where | object | message |\n| --- | --- | --- | --- | --- |\n")
-		listed := top.list()
-		for _, f := range listed {
-			object := ""
-			if f.Object.Kind != "" {
-				object = mdCode(f.Object.String())
-			}
-			bw.WriteString("| " + f.Severity.String() + " | " + mdCode(f.Rule) + " | " + mdCode(position(f)) + " | " + object + " | " + mdText(f.Message, true) + " |\n")
-		}
-		if n := t.all.Active() - len(listed); n > 0 {
-			bw.WriteString("\n" + plural.Count(n, "more finding") + ": `kiln lint -f text` lists them all, `kiln lint -f html` with their source lines.\n")
-		}
+	bw.WriteString("\n#### Findings by family\n\n")
+	bw.WriteString("| family | error | warning | info | suppressed |\n| --- | ---: | ---: | ---: | ---: |\n")
+	for _, g := range ranked(t.families, false) {
+		bw.WriteString("| " + mdCode(g.Name) + " | " + countCells(g.counts) + " |\n")
 	}
+	bw.WriteString("| **total** | " + countCells(t.all) + " |\n")
+}
 
+// writeMDRules writes the table of the mdTopRules rules of rs (ranked,
+// most errors first) with where each was first found.
+func writeMDRules(bw *bufio.Writer, t *tally, rs []group) {
+	bw.WriteString("\n#### Rules with the most findings\n\n")
+	bw.WriteString("| rule | error | warning | info | first at |\n| --- | ---: | ---: | ---: | --- |\n")
+	for i, g := range rs {
+		if i == mdTopRules {
+			break
+		}
+		c := g.counts
+		c.Suppressed = 0
+		cells := strconv.Itoa(c.Error) + " | " + strconv.Itoa(c.Warning) + " | " + strconv.Itoa(c.Info)
+		bw.WriteString("| " + mdCode(g.Name) + " | " + cells + " | " + mdCode(position(t.firstOf[g.Name])) + " |\n")
+	}
+	if n := len(rs) - mdTopRules; n > 0 {
+		bw.WriteString("\n" + plural.Count(n, "more rule") + " with findings.\n")
+	}
+}
+
+// writeMDTopFindings writes the table of the findings listed, and how
+// many active findings it leaves out.
+func writeMDTopFindings(bw *bufio.Writer, t *tally, listed []rules.Finding) {
+	bw.WriteString("\n#### Top findings\n\n")
+	bw.WriteString("| severity | rule | where | object | message |\n| --- | --- | --- | --- | --- |\n")
+	for _, f := range listed {
+		object := ""
+		if f.Object.Kind != "" {
+			object = mdCode(f.Object.String())
+		}
+		bw.WriteString("| " + f.Severity.String() + " | " + mdCode(f.Rule) + " | " + mdCode(position(f)) + " | " + object + " | " + mdText(f.Message, true) + " |\n")
+	}
+	if n := t.all.Active() - len(listed); n > 0 {
+		bw.WriteString("\n" + plural.Count(n, "more finding") + ": `kiln lint -f text` lists them all, `kiln lint -f html` with their source lines.\n")
+	}
+}
+
+// writeMDNotes writes a list of what the tables do not say: the
+// suppressed and baselined findings counted, the baseline's fixed
+// findings, the assumed Pod Security levels and the inputs.
+func writeMDNotes(bw *bufio.Writer, t *tally, s rules.Summary, in Inputs, assumed map[string]bool) {
 	var notes []string
 	if t.all.Suppressed > 0 {
 		notes = append(notes, plural.Count(t.all.Suppressed, "suppressed finding")+" (by annotation or config) counted, not listed")
@@ -137,7 +169,6 @@ func writeMarkdown(w io.Writer, res *rules.Result, in Inputs) error {
 			bw.WriteString("- " + mdText(n, false) + "\n")
 		}
 	}
-	return bw.Flush()
 }
 
 // topFindings keeps the findings a summary lists: of each severity, the

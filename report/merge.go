@@ -20,85 +20,127 @@ import (
 // JSON report does not hold (skipped files' names, each file's objects,
 // source lines) is not in the result.
 func Merge(reports []io.Reader, name func(i int) string) (*rules.Result, Inputs, error) {
-	res := &rules.Result{}
-	var in Inputs
-	seen := map[int]string{}
-	count := 0
-	skipped := 0
+	m := &merger{res: &rules.Result{}, seen: map[int]string{}}
 	for i, r := range reports {
-		var rep mergedReport
-		dec := json.NewDecoder(r)
-		if err := dec.Decode(&rep); err != nil {
-			return nil, in, fmt.Errorf("%s: not a kiln -f json report: %v", name(i), err)
-		}
-		if rep.Version != 1 {
-			return nil, in, fmt.Errorf("%s: report version %d: kiln report merge reads version 1", name(i), rep.Version)
-		}
-		index, n, err := parseShard(rep.Shard)
+		rep, err := readReport(r, name(i))
 		if err != nil {
-			return nil, in, fmt.Errorf("%s: %v", name(i), err)
+			return nil, m.in, err
 		}
-		switch {
-		case count != 0 && n != count:
-			return nil, in, fmt.Errorf("%s is shard %s, but %s is of %d shards: merge the shards of one run", name(i), rep.Shard, seen[firstKey(seen)], count)
-		case seen[index] != "":
-			return nil, in, fmt.Errorf("%s and %s are both shard %d/%d: merge each shard once", seen[index], name(i), index, n)
+		if err := m.claim(rep.Shard, name(i)); err != nil {
+			return nil, m.in, err
 		}
-		count, seen[index] = n, name(i)
-		for _, f := range rep.Findings {
-			res.Findings = append(res.Findings, f.finding())
-			if f.BaselineState != "" {
-				in.Baseline = "the shards' baseline"
-			}
-		}
-		for _, e := range rep.Errors {
-			in.Errors = append(in.Errors, &manifest.Error{Pos: manifest.Position{File: e.File, Line: e.Line, Column: e.Column}, Msg: e.Message})
-		}
-		s := rep.Summary
-		t := &res.Summary
-		t.Files += s.Files
-		t.Objects += s.Objects
-		t.Errors += s.Errors
-		t.Warnings += s.Warnings
-		t.Infos += s.Infos
-		t.Suppressed += s.Suppressed
-		t.Assumed += s.Assumed
-		t.Baselined += s.Baselined
-		skipped += s.Skipped
-		in.Charts += s.Charts
-		in.Kustomizations += s.Kustomizations
-		in.FluxKustomizations += s.FluxKustomizations
-		in.ArgoCDApplications += s.ArgoCDApplications
-		in.BaselineFixed += s.BaselineFixed
-		for _, c := range s.Catalog {
-			if !slices.Contains(res.Catalog, c) {
-				res.Catalog = append(res.Catalog, c)
-			}
-		}
-		if s.Baselined > 0 {
-			in.Baseline = "the shards' baseline"
-		}
+		m.add(rep)
 	}
 	if len(reports) == 0 {
-		return nil, in, fmt.Errorf("no reports to merge: name the -f json reports of every shard")
+		return nil, m.in, fmt.Errorf("no reports to merge: name the -f json reports of every shard")
 	}
+	if err := m.complete(); err != nil {
+		return nil, m.in, err
+	}
+	return m.result()
+}
+
+// merger combines the shards' reports as they are read.
+type merger struct {
+	res     *rules.Result
+	in      Inputs
+	seen    map[int]string // the name of each shard's report, by index
+	count   int            // the shards of the run (0 before the first report)
+	skipped int
+}
+
+// readReport decodes one shard's JSON report (version 1).
+func readReport(r io.Reader, name string) (mergedReport, error) {
+	var rep mergedReport
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&rep); err != nil {
+		return rep, fmt.Errorf("%s: not a kiln -f json report: %v", name, err)
+	}
+	if rep.Version != 1 {
+		return rep, fmt.Errorf("%s: report version %d: kiln report merge reads version 1", name, rep.Version)
+	}
+	return rep, nil
+}
+
+// claim records that the report named name is shard ("I/N"), refusing a
+// shard of another run or one met before.
+func (m *merger) claim(shard, name string) error {
+	index, n, err := parseShard(shard)
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	switch {
+	case m.count != 0 && n != m.count:
+		return fmt.Errorf("%s is shard %s, but %s is of %d shards: merge the shards of one run", name, shard, m.seen[firstKey(m.seen)], m.count)
+	case m.seen[index] != "":
+		return fmt.Errorf("%s and %s are both shard %d/%d: merge each shard once", m.seen[index], name, index, n)
+	}
+	m.count, m.seen[index] = n, name
+	return nil
+}
+
+// add joins a shard's findings, input errors and counts to the run's.
+func (m *merger) add(rep mergedReport) {
+	for _, f := range rep.Findings {
+		m.res.Findings = append(m.res.Findings, f.finding())
+		if f.BaselineState != "" {
+			m.in.Baseline = "the shards' baseline"
+		}
+	}
+	for _, e := range rep.Errors {
+		m.in.Errors = append(m.in.Errors, &manifest.Error{Pos: manifest.Position{File: e.File, Line: e.Line, Column: e.Column}, Msg: e.Message})
+	}
+	s := rep.Summary
+	t := &m.res.Summary
+	t.Files += s.Files
+	t.Objects += s.Objects
+	t.Errors += s.Errors
+	t.Warnings += s.Warnings
+	t.Infos += s.Infos
+	t.Suppressed += s.Suppressed
+	t.Assumed += s.Assumed
+	t.Baselined += s.Baselined
+	m.skipped += s.Skipped
+	m.in.Charts += s.Charts
+	m.in.Kustomizations += s.Kustomizations
+	m.in.FluxKustomizations += s.FluxKustomizations
+	m.in.ArgoCDApplications += s.ArgoCDApplications
+	m.in.BaselineFixed += s.BaselineFixed
+	for _, c := range s.Catalog {
+		if !slices.Contains(m.res.Catalog, c) {
+			m.res.Catalog = append(m.res.Catalog, c)
+		}
+	}
+	if s.Baselined > 0 {
+		m.in.Baseline = "the shards' baseline"
+	}
+}
+
+// complete reports the shards of the run that no report is of.
+func (m *merger) complete() error {
 	var missing []string
-	for i := 1; i <= count; i++ {
-		if seen[i] == "" {
+	for i := 1; i <= m.count; i++ {
+		if m.seen[i] == "" {
 			missing = append(missing, strconv.Itoa(i))
 		}
 	}
 	if len(missing) > 0 {
-		return nil, in, fmt.Errorf("shard %s of %d missing: merge the reports of every shard", strings.Join(missing, ", "), count)
+		return fmt.Errorf("shard %s of %d missing: merge the reports of every shard", strings.Join(missing, ", "), m.count)
 	}
-	rules.SortFindings(res.Findings)
-	slices.Sort(res.Catalog)
-	manifest.SortErrors(in.Errors)
-	in.Skipped = make([]manifest.Skipped, skipped)
-	for i := range in.Skipped {
-		in.Skipped[i].Reason = "listed in the shards' reports"
+	return nil
+}
+
+// result is the whole run: the findings in the engine's order, the
+// catalog entries and input errors sorted, a placeholder per skipped file.
+func (m *merger) result() (*rules.Result, Inputs, error) {
+	rules.SortFindings(m.res.Findings)
+	slices.Sort(m.res.Catalog)
+	manifest.SortErrors(m.in.Errors)
+	m.in.Skipped = make([]manifest.Skipped, m.skipped)
+	for i := range m.in.Skipped {
+		m.in.Skipped[i].Reason = "listed in the shards' reports"
 	}
-	return res, in, nil
+	return m.res, m.in, nil
 }
 
 func firstKey(m map[int]string) int {

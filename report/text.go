@@ -19,114 +19,155 @@ import (
 // `file:line:col  severity  rule  message` per finding, then a summary line.
 // Suppressed findings are listed only with opts.ShowSuppressed.
 func writeText(w io.Writer, res *rules.Result, opts Options) error {
-	bw := bufio.NewWriter(w)
-	paint := func(s string, attrs ...color.Attribute) string {
-		if !opts.Color {
-			return s
-		}
-		c := color.New(attrs...)
-		c.EnableColor() // the caller decided; ignore fatih/color's own terminal detection
-		return c.Sprint(s)
-	}
-	sevAttrs := map[rules.Severity][]color.Attribute{
-		rules.Error:   {color.FgRed, color.Bold},
-		rules.Warning: {color.FgYellow},
-		rules.Info:    {color.FgCyan},
-	}
-	first := true
-	file := ""
-	var object manifest.Ref
-	fixable := 0
-	assumed := map[string]bool{} // the namespaces of the findings judged at an assumed level
-	print := func(f rules.Finding) {
-		if opts.Inputs.fixable(f) {
-			fixable++
-		}
-		if f.AssumedNamespace != "" && f.Suppressed == nil && !f.Baselined {
-			assumed[f.AssumedNamespace] = true
-		}
-		if f.Suppressed != nil && !opts.ShowSuppressed {
-			return
-		}
-		if first || f.Pos.File != file {
-			if !first {
-				bw.WriteString("\n")
-			}
-			first = false
-			file = f.Pos.File
-			header := file
-			if header == "" {
-				header = "(no file)"
-			}
-			bw.WriteString(paint(header, color.Bold) + "\n")
-			object = manifest.Ref{}
-		}
-		if f.Object != object && f.Object != (manifest.Ref{}) {
-			bw.WriteString("  " + paint(f.Object.String(), color.Bold) + "\n")
-		}
-		object = f.Object
-		sev := paint(f.Severity.String(), sevAttrs[f.Severity]...)
-		msg := indentLines(f.Message)
-		if f.Via != "" {
-			msg += " (via " + f.Via + ")"
-		}
-		if f.Suppressed != nil {
-			sev = paint(f.Severity.String(), color.Faint)
-			msg += " " + paint("["+indentLines(suppressionNote(f.Suppressed))+"]", color.Faint)
-		}
-		if f.Baselined {
-			sev = paint(f.Severity.String(), color.Faint)
-			msg += " " + paint("[in the baseline]", color.Faint)
-		}
-		head := position(f) + "  " + sev + "  " + f.Rule
-		plain := len(position(f)) + len(f.Severity.String()) + len(f.Rule) + 6 + len(msg)
-		if opts.Width > 0 && plain > opts.Width && !strings.Contains(msg, "\n") {
-			// Too long for the terminal: the message on lines of its own,
-			// indented, broken between words.
-			bw.WriteString(head + "\n" + wrap(msg, opts.Width-4, "    ") + "\n")
-			return
-		}
-		bw.WriteString(head + "  " + msg + "\n")
-	}
+	tw := &textWriter{bw: bufio.NewWriter(w), opts: opts, first: true, assumed: map[string]bool{}}
 	// One file's findings at a time (they come together), grouped by object.
-	var ofFile []rules.Finding
-	printFile := func() {
-		for _, f := range groupByObject(ofFile) {
-			print(f)
-		}
-		clear(ofFile)
-		ofFile = ofFile[:0]
-	}
 	err := res.Each(func(f rules.Finding) error {
-		if len(ofFile) > 0 && f.Pos.File != ofFile[0].Pos.File {
-			printFile()
+		if len(tw.ofFile) > 0 && f.Pos.File != tw.ofFile[0].Pos.File {
+			tw.writeFile()
 		}
-		ofFile = append(ofFile, f)
+		tw.ofFile = append(tw.ofFile, f)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	printFile()
-	if !first {
+	tw.writeFile()
+	tw.writeClosing(res)
+	return tw.bw.Flush()
+}
+
+// textSeverity is how the text format paints each severity.
+var textSeverity = map[rules.Severity][]color.Attribute{
+	rules.Error:   {color.FgRed, color.Bold},
+	rules.Warning: {color.FgYellow},
+	rules.Info:    {color.FgCyan},
+}
+
+// textWriter is the state of one text report: the file and object the
+// last line was under (each is named once), the findings of the file being
+// read, and what the closing lines count.
+type textWriter struct {
+	bw     *bufio.Writer
+	opts   Options
+	first  bool // no file written yet
+	file   string
+	object manifest.Ref
+	ofFile []rules.Finding // the current file's findings, in engine order
+
+	fixable int
+	assumed map[string]bool // the namespaces of the findings judged at an assumed level
+}
+
+// paint colours s when the caller asked for colour.
+func (tw *textWriter) paint(s string, attrs ...color.Attribute) string {
+	if !tw.opts.Color {
+		return s
+	}
+	c := color.New(attrs...)
+	c.EnableColor() // the caller decided; ignore fatih/color's own terminal detection
+	return c.Sprint(s)
+}
+
+// writeFile writes the findings of one file, those of an object together,
+// and empties ofFile for the next.
+func (tw *textWriter) writeFile() {
+	for _, f := range groupByObject(tw.ofFile) {
+		tw.writeFinding(f)
+	}
+	clear(tw.ofFile)
+	tw.ofFile = tw.ofFile[:0]
+}
+
+// writeFinding counts f for the closing lines and, unless it is a
+// suppressed finding not to show, writes it under its file's and object's
+// headers.
+func (tw *textWriter) writeFinding(f rules.Finding) {
+	if tw.opts.Inputs.fixable(f) {
+		tw.fixable++
+	}
+	if f.AssumedNamespace != "" && f.Suppressed == nil && !f.Baselined {
+		tw.assumed[f.AssumedNamespace] = true
+	}
+	if f.Suppressed != nil && !tw.opts.ShowSuppressed {
+		return
+	}
+	tw.writeHeaders(f)
+	tw.writeLine(f)
+}
+
+// writeHeaders names f's file when it is not the last line's (a blank
+// line before each but the first) and its object when it changes.
+func (tw *textWriter) writeHeaders(f rules.Finding) {
+	if tw.first || f.Pos.File != tw.file {
+		if !tw.first {
+			tw.bw.WriteString("\n")
+		}
+		tw.first = false
+		tw.file = f.Pos.File
+		header := tw.file
+		if header == "" {
+			header = "(no file)"
+		}
+		tw.bw.WriteString(tw.paint(header, color.Bold) + "\n")
+		tw.object = manifest.Ref{}
+	}
+	if f.Object != tw.object && f.Object != (manifest.Ref{}) {
+		tw.bw.WriteString("  " + tw.paint(f.Object.String(), color.Bold) + "\n")
+	}
+	tw.object = f.Object
+}
+
+// writeLine writes the finding's line: position, severity, rule and
+// message with its notes, the message on lines of its own when the line
+// would be wider than opts.Width.
+func (tw *textWriter) writeLine(f rules.Finding) {
+	sev := tw.paint(f.Severity.String(), textSeverity[f.Severity]...)
+	msg := indentLines(f.Message)
+	if f.Via != "" {
+		msg += " (via " + f.Via + ")"
+	}
+	if f.Suppressed != nil {
+		sev = tw.paint(f.Severity.String(), color.Faint)
+		msg += " " + tw.paint("["+indentLines(suppressionNote(f.Suppressed))+"]", color.Faint)
+	}
+	if f.Baselined {
+		sev = tw.paint(f.Severity.String(), color.Faint)
+		msg += " " + tw.paint("[in the baseline]", color.Faint)
+	}
+	head := position(f) + "  " + sev + "  " + f.Rule
+	plain := len(position(f)) + len(f.Severity.String()) + len(f.Rule) + 6 + len(msg)
+	if tw.opts.Width > 0 && plain > tw.opts.Width && !strings.Contains(msg, "\n") {
+		// Too long for the terminal: the message on lines of its own,
+		// indented, broken between words.
+		tw.bw.WriteString(head + "\n" + wrap(msg, tw.opts.Width-4, "    ") + "\n")
+		return
+	}
+	tw.bw.WriteString(head + "  " + msg + "\n")
+}
+
+// writeClosing writes the lines after the findings: the inputs, the
+// catalog's CRDs used, what kiln fix can repair, the assumed levels, the
+// baseline's fixed findings and the summary.
+func (tw *textWriter) writeClosing(res *rules.Result) {
+	bw := tw.bw
+	if !tw.first {
 		bw.WriteString("\n")
 	}
-	writeInputsText(bw, opts.Inputs)
+	writeInputsText(bw, tw.opts.Inputs)
 	if len(res.Catalog) > 0 {
 		bw.WriteString("catalog: " + strings.Join(res.Catalog, ", ") + " (CRDs not in the input, from kiln's catalog: kiln crds list)\n")
 	}
-	if fixable > 0 {
+	if tw.fixable > 0 {
 		// As ruff and eslint say what their --fix would do.
-		bw.WriteString(plural.Count(fixable, "finding") + " kiln fix can repair (kiln fix --dry-run shows the changes)\n")
+		bw.WriteString(plural.Count(tw.fixable, "finding") + " kiln fix can repair (kiln fix --dry-run shows the changes)\n")
 	}
 	if n := res.Summary.Assumed; n > 0 {
-		bw.WriteString(assumedLine(n, assumed) + "\n")
+		bw.WriteString(assumedLine(n, tw.assumed) + "\n")
 	}
-	if note := FixedNote(opts.Inputs.BaselineFixed); note != "" {
+	if note := FixedNote(tw.opts.Inputs.BaselineFixed); note != "" {
 		bw.WriteString(note + "\n")
 	}
-	bw.WriteString(summaryLine(res.Summary, opts.Inputs) + "\n")
-	return bw.Flush()
+	bw.WriteString(summaryLine(res.Summary, tw.opts.Inputs) + "\n")
 }
 
 // assumedLine says how many findings were judged at an assumed Pod

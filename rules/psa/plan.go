@@ -281,6 +281,26 @@ func (w *workload) failures(j *judge, lv api.LevelVersion) []Blocker {
 
 // planNamespace fills in a namespace's level, steps and workloads.
 func planNamespace(j *judge, ns *NamespacePlan, ws []*workload, target api.Version) {
+	level, version := strictestPassed(j, ws, target)
+	ns.Level, ns.LevelVersion = string(level), version.String()
+	next := nextLevel(level, version, target)
+	if next.Level != "" {
+		ns.Next, ns.NextVersion = string(next.Level), next.Version.String()
+	}
+	ns.Workloads = planWorkloads(j, ws, target, next)
+	ns.Steps = rolloutSteps(ns, level)
+	ns.Labels = map[string]string{}
+	for _, s := range ns.Steps {
+		for k, v := range s.Labels {
+			ns.Labels[k] = v
+		}
+	}
+}
+
+// strictestPassed is the strictest level every workload passes, at the
+// newest version where it does: restricted, then baseline, each from the
+// target down to 1.0; privileged at the target when neither passes.
+func strictestPassed(j *judge, ws []*workload, target api.Version) (api.Level, api.Version) {
 	passAll := func(lv api.LevelVersion) bool {
 		for _, w := range ws {
 			if !w.passes(j, lv) {
@@ -289,35 +309,36 @@ func planNamespace(j *judge, ns *NamespacePlan, ws []*workload, target api.Versi
 		}
 		return true
 	}
-	level, version := api.LevelPrivileged, target
-	found := false
 	for _, l := range levels[:2] {
-		for minor := target.Minor(); minor >= 0 && !found; minor-- {
+		for minor := target.Minor(); minor >= 0; minor-- {
 			v := api.MajorMinorVersion(1, minor)
 			if passAll(api.LevelVersion{Level: l, Version: v}) {
-				level, version, found = l, v, true
+				return l, v
 			}
 		}
-		if found {
-			break
-		}
 	}
-	ns.Level, ns.LevelVersion = string(level), version.String()
+	return api.LevelPrivileged, target
+}
 
-	// The next level: the same level at the target when only an older version passes, else one level up.
-	next := api.LevelVersion{}
+// nextLevel is the level to work towards: the same level at the target
+// when only an older version passes, else one level up (none above
+// restricted at the target).
+func nextLevel(level api.Level, version, target api.Version) api.LevelVersion {
 	switch {
 	case version != target:
-		next = api.LevelVersion{Level: level, Version: target}
+		return api.LevelVersion{Level: level, Version: target}
 	case level == api.LevelBaseline:
-		next = api.LevelVersion{Level: api.LevelRestricted, Version: target}
+		return api.LevelVersion{Level: api.LevelRestricted, Version: target}
 	case level == api.LevelPrivileged:
-		next = api.LevelVersion{Level: api.LevelBaseline, Version: target}
+		return api.LevelVersion{Level: api.LevelBaseline, Version: target}
 	}
-	if next.Level != "" {
-		ns.Next, ns.NextVersion = string(next.Level), next.Version.String()
-	}
+	return api.LevelVersion{}
+}
 
+// planWorkloads is each workload with the strictest level it passes at
+// the target and the checks that block next, sorted by position.
+func planWorkloads(j *judge, ws []*workload, target api.Version, next api.LevelVersion) []WorkloadPlan {
+	var out []WorkloadPlan
 	for _, w := range ws {
 		wp := WorkloadPlan{Object: w.obj.Ref(), Pos: location(w.obj.Pos()), Level: string(api.LevelPrivileged)}
 		for _, l := range levels[:2] {
@@ -329,19 +350,26 @@ func planNamespace(j *judge, ns *NamespacePlan, ws []*workload, target api.Versi
 		if next.Level != "" {
 			wp.Blocking = w.failures(j, next)
 		}
-		ns.Workloads = append(ns.Workloads, wp)
+		out = append(out, wp)
 	}
-	sort.SliceStable(ns.Workloads, func(a, b int) bool {
-		pa, pb := ns.Workloads[a].Pos, ns.Workloads[b].Pos
+	sort.SliceStable(out, func(a, b int) bool {
+		pa, pb := out[a].Pos, out[b].Pos
 		if pa.File != pb.File {
 			return pa.File < pb.File
 		}
 		return pa.Line < pb.Line
 	})
+	return out
+}
 
+// rolloutSteps are the label changes that roll the namespace's level out
+// (audit, warn, then enforce; audit and warn at privileged would record
+// nothing) and then audit and warn at the next level, if any.
+func rolloutSteps(ns *NamespacePlan, level api.Level) []Step {
+	var steps []Step
 	lv, vv := ns.Level, ns.LevelVersion
-	if level != api.LevelPrivileged { // audit and warn at privileged would record nothing
-		ns.Steps = []Step{
+	if level != api.LevelPrivileged {
+		steps = []Step{
 			{Mode: "audit", Labels: map[string]string{api.AuditLevelLabel: lv, api.AuditVersionLabel: vv},
 				Why: "record violations in the API server's audit log; nothing is rejected"},
 			{Mode: "warn", Labels: map[string]string{api.WarnLevelLabel: lv, api.WarnVersionLabel: vv},
@@ -352,20 +380,15 @@ func planNamespace(j *judge, ns *NamespacePlan, ws []*workload, target api.Versi
 	if level == api.LevelPrivileged {
 		why = "say that the namespace runs privileged pods: the privileged level allows every pod and rejects nothing"
 	}
-	ns.Steps = append(ns.Steps, Step{Mode: "enforce", Labels: map[string]string{api.EnforceLevelLabel: lv, api.EnforceVersionLabel: vv},
+	steps = append(steps, Step{Mode: "enforce", Labels: map[string]string{api.EnforceLevelLabel: lv, api.EnforceVersionLabel: vv},
 		Why: why})
 	if ns.Next != "" {
-		ns.Steps = append(ns.Steps, Step{Mode: "audit+warn",
+		steps = append(steps, Step{Mode: "audit+warn",
 			Labels: map[string]string{api.AuditLevelLabel: ns.Next, api.AuditVersionLabel: ns.NextVersion,
 				api.WarnLevelLabel: ns.Next, api.WarnVersionLabel: ns.NextVersion},
 			Why: "keep enforcing " + lv + " and surface what still blocks " + ns.Next + " " + ns.NextVersion})
 	}
-	ns.Labels = map[string]string{}
-	for _, s := range ns.Steps {
-		for k, v := range s.Labels {
-			ns.Labels[k] = v
-		}
-	}
+	return steps
 }
 
 // markFixable marks the blocking checks kiln fix repairs, and sets

@@ -77,7 +77,33 @@ func Run(o RunOptions) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	failed := false // a write failed
+	failed := out.writeFiles(o, results, after)
+	pl.printTotals(o, out)
+
+	// What remains is what kiln cannot fix (or was not asked to, or
+	// refused to).
+	if failed {
+		// Judge what is on disk.
+		if rest, err = o.Judge(after); err != nil {
+			return nil, err
+		}
+	}
+	place(rest, after) // the repairs it cannot make are no longer offered
+	pl.withdrawRefused(rest.Result)
+	out.Remaining = rest.Result
+	if o.DryRun {
+		if out.Remaining, err = pl.remainingAsRead(j, rest); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// writeFiles writes each file that changes (its diff with DryRun) and says
+// what changed in it, counting the fixes and files; a file that cannot be
+// written is an input error, left out of after. It reports whether a write
+// failed.
+func (out *Outcome) writeFiles(o RunOptions, results []*Result, after map[string][]byte) (failed bool) {
 	for _, r := range results {
 		if r.Err != nil {
 			out.InputErrs = append(out.InputErrs, fmt.Errorf("%v (file left unchanged)", r.Err))
@@ -101,6 +127,12 @@ func Run(o RunOptions) (*Outcome, error) {
 		out.Fixes += len(r.Changes)
 		printChanges(o.Info, r)
 	}
+	return failed
+}
+
+// printTotals says the plan's notes, the repairs refused and why, and how
+// many problems were fixed in how many files.
+func (pl *plan) printTotals(o RunOptions, out *Outcome) {
 	for _, n := range pl.p.notes {
 		fmt.Fprintln(o.Info, n)
 	}
@@ -112,47 +144,39 @@ func Run(o RunOptions) (*Outcome, error) {
 		verb = "would fix"
 	}
 	fmt.Fprintf(o.Info, "kiln fix: %s %d %s in %d %s\n", verb, out.Fixes, plural.Word(out.Fixes, "problem", "problems"), out.Files, plural.Word(out.Files, "file", "files"))
+}
 
-	// What remains is what kiln cannot fix (or was not asked to, or
-	// refused to).
-	if failed {
-		// Judge what is on disk.
-		if rest, err = o.Judge(after); err != nil {
-			return nil, err
-		}
-	}
-	place(rest, after) // the repairs it cannot make are no longer offered
-	for i, f := range rest.Result.Findings {
+// withdrawRefused drops the repair of each finding whose repair was
+// refused: it is not offered again.
+func (pl *plan) withdrawRefused(res *rules.Result) {
+	for i, f := range res.Findings {
 		if pl.wasRefused(f) {
-			rest.Result.Findings[i].Fix = nil
+			res.Findings[i].Fix = nil
 		}
 	}
-	out.Remaining = rest.Result
-	if o.DryRun {
-		// Nothing was written: what remains is said at the positions of
-		// the files as they are.
-		left, err := CountFindings(rest.Result)
-		if err != nil {
-			return nil, err
-		}
-		for i, f := range j.Result.Findings {
-			if pl.wasRefused(f) {
-				j.Result.Findings[i].Fix = nil
-			}
-		}
-		out.Remaining = j.Result.Keep(func(f rules.Finding) bool {
-			if f.Suppressed != nil || f.Baselined {
-				return true
-			}
-			k := KeyOf(f)
-			if left[k] == 0 {
-				return false
-			}
-			left[k]--
+}
+
+// remainingAsRead is what remains after a dry run, which wrote nothing:
+// the findings of the first judgement (at the positions of the files as
+// they are) that the judgement of the fixed content still has, by key and
+// count; suppressed and baselined ones are all kept.
+func (pl *plan) remainingAsRead(j, rest *Judged) (*rules.Result, error) {
+	left, err := CountFindings(rest.Result)
+	if err != nil {
+		return nil, err
+	}
+	pl.withdrawRefused(j.Result)
+	return j.Result.Keep(func(f rules.Finding) bool {
+		if f.Suppressed != nil || f.Baselined {
 			return true
-		})
-	}
-	return out, nil
+		}
+		k := KeyOf(f)
+		if left[k] == 0 {
+			return false
+		}
+		left[k]--
+		return true
+	}), nil
 }
 
 // settle makes the plan's repairs in memory and judges the result until

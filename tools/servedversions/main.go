@@ -131,6 +131,50 @@ type found struct {
 // kindOf names the kinds of resources that the release's swagger.json
 // leaves out, from other releases.
 func readRelease(r release, resources []resourceKind, kindOf map[groupVersionResource]string, log io.Writer) (map[groupVersionKind]found, error) {
+	s, err := readSources(r, log)
+	if err != nil {
+		return nil, err
+	}
+	out := map[groupVersionKind]found{}
+	inSwagger := map[groupVersionResource]bool{}
+	for _, rk := range resources {
+		inSwagger[rk.groupVersionResource] = true
+		served, err := s.served(rk)
+		if err != nil {
+			return nil, err
+		}
+		key := groupVersionKind{rk.Group, rk.Version, rk.Kind}
+		if prev, ok := out[key]; ok && prev.Resource != rk.Resource {
+			// Two resources of one kind (ReplicationController and its
+			// extensions/v1beta1 stand-in for scale): the served one counts.
+			if prev.Served || !served {
+				continue
+			}
+		}
+		out[key] = found{Resource: rk.Resource, Served: served}
+	}
+	if err := s.checkUnlisted(inSwagger, kindOf); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// releaseSources is what one release's sources say about serving: the
+// default resource config, the storage providers' registrations (also by
+// group) and the kinds k8s.io/api marks removed, with the minor each is
+// removed in (when the release expires them).
+type releaseSources struct {
+	r       release
+	cfg     *resourceConfig
+	regs    []registration
+	byGroup map[string][]registration
+	removed map[groupVersionKind]int
+	log     io.Writer
+}
+
+// readSources reads a release's API server semantics, default resource
+// config, feature gates, storage providers and removals.
+func readSources(r release, log io.Writer) (*releaseSources, error) {
 	fset := token.NewFileSet()
 	sem, err := readSemantics(fset, r.APIServer)
 	if err != nil {
@@ -149,72 +193,88 @@ func readRelease(r release, resources []resourceKind, kindOf map[groupVersionRes
 	if err != nil {
 		return nil, err
 	}
-	var removed map[groupVersionKind]int
+	s := &releaseSources{r: r, cfg: cfg, regs: regs, byGroup: map[string][]registration{}, log: log}
 	if r.expires() {
-		if removed, err = removals(fset, r.API, e.groups); err != nil {
+		if s.removed, err = removals(fset, r.API, e.groups); err != nil {
 			return nil, err
 		}
 	}
-	byGroup := map[string][]registration{}
 	for _, reg := range regs {
-		byGroup[reg.Group] = append(byGroup[reg.Group], reg)
+		s.byGroup[reg.Group] = append(s.byGroup[reg.Group], reg)
 	}
-	out := map[groupVersionKind]found{}
-	inSwagger := map[groupVersionResource]bool{}
-	for _, rk := range resources {
-		inSwagger[rk.groupVersionResource] = true
-		var served bool
-		switch regs, ok := byGroup[rk.Group]; {
-		case rk.Group == "":
-			served = cfg.resourceEnabled(rk.groupVersionResource)
-		case rk.Group == "apiextensions.k8s.io" || rk.Group == "apiregistration.k8s.io":
-			served = true
-		case !ok:
-			return nil, fmt.Errorf("1.%d: swagger.json has %s/%s %s, but no storage provider serves group %q", r.Minor, rk.Group, rk.Version, rk.Resource, rk.Group)
-		default:
-			registered, on := false, false
-			for _, reg := range regs {
-				if reg.Resource == rk.Resource && (reg.Version == rk.Version || reg.Version == "") {
-					registered, on = true, on || reg.on
-					for _, a := range reg.assumed {
-						fmt.Fprintf(log, "1.%d: %s/%s %s (%s): condition taken as true: %s\n", r.Minor, rk.Group, rk.Version, rk.Resource, reg.where, a)
-					}
-				}
-			}
-			if !registered {
-				return nil, fmt.Errorf("1.%d: swagger.json has %s/%s %s, but no storage provider registers it", r.Minor, rk.Group, rk.Version, rk.Resource)
-			}
-			served = on && cfg.resourceEnabled(rk.groupVersionResource)
+	return s, nil
+}
+
+// served reports whether the release serves a resource of swagger.json
+// by default: the core group's when the config enables it, the
+// apiextensions and aggregator groups' always, another group's when a
+// provider registers it under conditions that hold and the config enables
+// it; never one k8s.io/api marks removed by this release. A resource no
+// provider registers is an error.
+func (s *releaseSources) served(rk resourceKind) (bool, error) {
+	var served bool
+	switch regs, ok := s.byGroup[rk.Group]; {
+	case rk.Group == "":
+		served = s.cfg.resourceEnabled(rk.groupVersionResource)
+	case rk.Group == "apiextensions.k8s.io" || rk.Group == "apiregistration.k8s.io":
+		served = true
+	case !ok:
+		return false, fmt.Errorf("1.%d: swagger.json has %s/%s %s, but no storage provider serves group %q", s.r.Minor, rk.Group, rk.Version, rk.Resource, rk.Group)
+	default:
+		on, err := s.registeredOn(rk, regs)
+		if err != nil {
+			return false, err
 		}
-		key := groupVersionKind{rk.Group, rk.Version, rk.Kind}
-		if minor, ok := removed[key]; ok && minor <= r.Minor && served {
-			fmt.Fprintf(log, "1.%d: %s/%s %s: registered, but k8s.io/api marks it removed in 1.%d\n", r.Minor, rk.Group, rk.Version, rk.Kind, minor)
-			served = false
-		}
-		if prev, ok := out[key]; ok && prev.Resource != rk.Resource {
-			// Two resources of one kind (ReplicationController and its
-			// extensions/v1beta1 stand-in for scale): the served one counts.
-			if prev.Served || !served {
-				continue
-			}
-		}
-		out[key] = found{Resource: rk.Resource, Served: served}
+		served = on && s.cfg.resourceEnabled(rk.groupVersionResource)
 	}
+	key := groupVersionKind{rk.Group, rk.Version, rk.Kind}
+	if minor, ok := s.removed[key]; ok && minor <= s.r.Minor && served {
+		fmt.Fprintf(s.log, "1.%d: %s/%s %s: registered, but k8s.io/api marks it removed in 1.%d\n", s.r.Minor, rk.Group, rk.Version, rk.Kind, minor)
+		served = false
+	}
+	return served, nil
+}
+
+// registeredOn reports whether one of its group's registrations (regs)
+// registers the resource under conditions that hold, noting those taken
+// as true; none registering it at all is an error.
+func (s *releaseSources) registeredOn(rk resourceKind, regs []registration) (bool, error) {
+	registered, on := false, false
 	for _, reg := range regs {
+		if reg.Resource == rk.Resource && (reg.Version == rk.Version || reg.Version == "") {
+			registered, on = true, on || reg.on
+			for _, a := range reg.assumed {
+				fmt.Fprintf(s.log, "1.%d: %s/%s %s (%s): condition taken as true: %s\n", s.r.Minor, rk.Group, rk.Version, rk.Resource, reg.where, a)
+			}
+		}
+	}
+	if !registered {
+		return false, fmt.Errorf("1.%d: swagger.json has %s/%s %s, but no storage provider registers it", s.r.Minor, rk.Group, rk.Version, rk.Resource)
+	}
+	return on, nil
+}
+
+// checkUnlisted checks the registrations of a version that swagger.json
+// does not list: each must be off by default (or removed), as the release
+// generates swagger.json with every version it serves; the log notes
+// each one left out.
+func (s *releaseSources) checkUnlisted(inSwagger map[groupVersionResource]bool, kindOf map[groupVersionResource]string) error {
+	minor := s.r.Minor
+	for _, reg := range s.regs {
 		if reg.Version == "" || inSwagger[reg.groupVersionResource] {
 			continue
 		}
 		kind, ok := kindOf[reg.groupVersionResource]
-		if minor, gone := removed[groupVersionKind{reg.Group, reg.Version, kind}]; ok && gone && minor <= r.Minor {
-			fmt.Fprintf(log, "1.%d: %s: %s/%s %s: registered, but k8s.io/api marks it removed in 1.%d\n", r.Minor, reg.where, reg.Group, reg.Version, reg.Resource, minor)
+		if at, gone := s.removed[groupVersionKind{reg.Group, reg.Version, kind}]; ok && gone && at <= minor {
+			fmt.Fprintf(s.log, "1.%d: %s: %s/%s %s: registered, but k8s.io/api marks it removed in 1.%d\n", minor, reg.where, reg.Group, reg.Version, reg.Resource, at)
 			continue
 		}
-		if reg.on && cfg.resourceEnabled(reg.groupVersionResource) {
-			return nil, fmt.Errorf("1.%d: %s: %s/%s %s is served by default but swagger.json does not list it", r.Minor, reg.where, reg.Group, reg.Version, reg.Resource)
+		if reg.on && s.cfg.resourceEnabled(reg.groupVersionResource) {
+			return fmt.Errorf("1.%d: %s: %s/%s %s is served by default but swagger.json does not list it", minor, reg.where, reg.Group, reg.Version, reg.Resource)
 		}
-		fmt.Fprintf(log, "1.%d: %s: %s/%s %s: off by default and not in swagger.json, left out\n", r.Minor, reg.where, reg.Group, reg.Version, reg.Resource)
+		fmt.Fprintf(s.log, "1.%d: %s: %s/%s %s: off by default and not in swagger.json, left out\n", minor, reg.where, reg.Group, reg.Version, reg.Resource)
 	}
-	return out, nil
+	return nil
 }
 
 // generate reads every release and renders the Go table.
