@@ -15,6 +15,7 @@ import (
 
 	"github.com/kilnhq/kiln/admit/policytest"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report"
 )
 
 // policyTestSuites are the kiln test suites whose every case is sent to a
@@ -43,7 +44,7 @@ func TestPolicyTest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		results, _, err := policytest.Run(judged, policytest.DefaultOptions())
+		results, _, err := policytest.Run(judged)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,14 +282,14 @@ func (s *apiServer) auditAnnotations(t *testing.T, id string) map[string]string 
 
 // comparePolicyCase reports every difference between kiln's row and the
 // server's answer; it returns whether they agree.
-func comparePolicyCase(t *testing.T, file string, c *policytest.Case, k policytest.Result, srv policyAnswer) bool {
+func comparePolicyCase(t *testing.T, file string, c *policytest.Case, k report.TestCase, srv policyAnswer) bool {
 	t.Helper()
 	agree := true
 	diff := func(format string, args ...any) {
 		agree = false
 		t.Errorf("%s: %s: "+format, append([]any{c.Pos, c.Name}, args...)...)
 	}
-	if k.Status == policytest.Error {
+	if k.Status == report.TestError {
 		// A mutation kiln cannot evaluate yet: it must say so, and the
 		// server's admitted object is what the case expects.
 		if !strings.Contains(k.Message, "cannot evaluate mutations") {
@@ -319,7 +320,7 @@ func comparePolicyCase(t *testing.T, file string, c *policytest.Case, k policyte
 		// A denial by a MutatingAdmissionPolicy: the server's message.
 		diff("kiln's message %q is not in the server's %q", k.Message, srv.text)
 	}
-	if k.Status != policytest.Pass {
+	if k.Status != report.TestPass {
 		diff("kiln's case did not pass: %s", k.Message)
 	}
 	e := c.Expect
