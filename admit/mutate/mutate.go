@@ -14,8 +14,9 @@
 // Pod Security, ValidatingAdmissionPolicies, the schema checks and kiln's
 // own rules judge the mutated object. What it finds goes to the objects'
 // manifest.Admission, which the schema checker reports. A run without a MutatingAdmissionPolicy has no Mutator
-// and pays nothing. kiln test (package policytest) runs the same dispatcher
-// on each case's request with ForRequests and Evaluate.
+// and pays nothing. For kiln test the stage admits requests one at a time
+// (stage.Requests), running the same dispatcher on each case's CREATE or
+// UPDATE with ForRequests and Evaluate.
 package mutate
 
 import (
@@ -63,8 +64,8 @@ type Options struct {
 }
 
 // Mutator applies the run's MutatingAdmissionPolicies (admit.Mutator). Make
-// it with New for kiln lint (Mutate), with ForRequests for kiln test
-// (Evaluate); both are safe for concurrent use.
+// it with New for a run's objects (Mutate), with ForRequests for requests
+// one at a time (Evaluate, stage.Requests); both are safe for concurrent use.
 type Mutator struct {
 	kinds      *manifest.Kinds
 	matcher    generic.PolicyMatcher

@@ -79,22 +79,9 @@ func (m *Mutator) templates(o *manifest.Object, obj runtime.Object, gvk schema.G
 // would be, and reports what changed; it returns whether anything did.
 func (m *Mutator) template(o *manifest.Object, tmpl map[string]any, path, ns string) bool {
 	meta, _ := tmpl["metadata"].(map[string]any)
-	podMeta := runtime.DeepCopyJSON(map[string]any{"metadata": meta})["metadata"]
-	pm, _ := podMeta.(map[string]any)
-	if pm == nil {
-		pm = map[string]any{}
-	}
-	delete(pm, "name")
-	pm["generateName"] = o.Name + "-"
-	pm["namespace"] = ns
 	spec, _ := tmpl["spec"].(map[string]any)
-	pod := &corev1.Pod{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": pm, "spec": runtime.DeepCopyJSONValue(spec)}, pod); err != nil {
-		return false
-	}
-	legacyscheme.Scheme.Default(pod)
-	before, err := json.Marshal(pod)
-	if err != nil {
+	pod, before, ok := templatePod(o, meta, spec, ns)
+	if !ok {
 		return false
 	}
 	internal, err := legacyscheme.Scheme.ConvertToVersion(pod, schema.GroupVersion{Version: runtime.APIVersionInternal})
@@ -117,11 +104,42 @@ func (m *Mutator) template(o *manifest.Object, tmpl map[string]any, path, ns str
 	if len(rec.order) == 0 {
 		return false
 	}
-	mutated, err := legacyscheme.Scheme.ConvertToVersion(attr.GetObject(), corev1.SchemeGroupVersion)
+	return mergeMutated(tmpl, meta, spec, before, attr.GetObject())
+}
+
+// templatePod is the Pod a workload's controller sends for a template
+// (its metadata and spec, the workload's namespace, generateName
+// "<workload name>-" and no name), defaulted, with its JSON.
+func templatePod(o *manifest.Object, meta, spec map[string]any, ns string) (*corev1.Pod, []byte, bool) {
+	podMeta := runtime.DeepCopyJSON(map[string]any{"metadata": meta})["metadata"]
+	pm, _ := podMeta.(map[string]any)
+	if pm == nil {
+		pm = map[string]any{}
+	}
+	delete(pm, "name")
+	pm["generateName"] = o.Name + "-"
+	pm["namespace"] = ns
+	pod := &corev1.Pod{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": pm, "spec": runtime.DeepCopyJSONValue(spec)}, pod); err != nil {
+		return nil, nil, false
+	}
+	legacyscheme.Scheme.Default(pod)
+	before, err := json.Marshal(pod)
+	if err != nil {
+		return nil, nil, false
+	}
+	return pod, before, true
+}
+
+// mergeMutated merges what mutating admission changed on a template's Pod
+// (the JSON merge patch from before, the defaulted Pod, to mutated) into
+// the template's metadata and spec, in place; it returns whether it did.
+func mergeMutated(tmpl, meta, spec map[string]any, before []byte, mutated runtime.Object) bool {
+	versioned, err := legacyscheme.Scheme.ConvertToVersion(mutated, corev1.SchemeGroupVersion)
 	if err != nil {
 		return false
 	}
-	after, err := json.Marshal(mutated)
+	after, err := json.Marshal(versioned)
 	if err != nil {
 		return false
 	}

@@ -37,6 +37,9 @@ func kyvernoKind(data []byte) bool {
 	return false
 }
 
+// readKyverno reads a Kyverno test file: its header, the objects it names,
+// the request's user and its values, then a case per resource of each
+// result.
 func readKyverno(file string, data []byte) (*Suite, error) {
 	r := &reader{file: file}
 	root, err := r.document(data)
@@ -47,6 +50,48 @@ func readKyverno(file string, data []byte) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := kyvernoHeader(r, file, f)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{r: r, dir: filepath.Dir(file)}
+	resources, err := l.kyvernoObjects(s, f, root)
+	if err != nil {
+		return nil, err
+	}
+	var user string
+	var groups []string
+	if n := f["userinfo"]; n != nil {
+		if user, groups, err = l.userInfo(n); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.kyvernoValuesOf(s, f); err != nil {
+		return nil, err
+	}
+	results := f["results"]
+	if results == nil || results.Kind != yaml.SequenceNode {
+		return nil, r.errorf(orNode(results, root), "results must be a list of expected results")
+	}
+	for i, rn := range results.Content {
+		cases, note, err := l.kyvernoResult(rn, i, s.Policies, resources)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			s.Notes = append(s.Notes, note)
+		}
+		for _, c := range cases {
+			c.Request.User, c.Request.Groups = user, groups
+		}
+		s.Cases = append(s.Cases, cases...)
+	}
+	return s, nil
+}
+
+// kyvernoHeader checks a Kyverno test's apiVersion and kind and returns its
+// suite, named by name, metadata.name or the file's directory.
+func kyvernoHeader(r *reader, file string, f map[string]*yaml.Node) (*Suite, error) {
 	if n := f["apiVersion"]; n != nil {
 		if v, _ := r.str(n, "apiVersion"); v != "cli.kyverno.io/v1alpha1" && v != "kyverno.io/v1" {
 			return nil, r.errorf(n, "apiVersion %q: a Kyverno test is cli.kyverno.io/v1alpha1 (or kyverno.io/v1)", v)
@@ -56,6 +101,7 @@ func readKyverno(file string, data []byte) (*Suite, error) {
 		}
 	}
 	s := &Suite{File: file, Format: "kyverno", Name: filepath.Base(filepath.Dir(file)), KubeVersion: manifest.LatestKube}
+	var err error
 	if n := f["name"]; n != nil {
 		if s.Name, err = r.str(n, "name"); err != nil {
 			return nil, err
@@ -70,7 +116,14 @@ func readKyverno(file string, data []byte) (*Suite, error) {
 			s.Name = name
 		}
 	}
-	l := &loader{r: r, dir: filepath.Dir(file)}
+	return s, nil
+}
+
+// kyvernoObjects reads the policies (binding the unbound ones), the params
+// and cluster resources of a Kyverno test into s, notes the keys for
+// Kyverno's own policies, and returns the resources its results name.
+func (l *loader) kyvernoObjects(s *Suite, f map[string]*yaml.Node, root *yaml.Node) ([]*manifest.Object, error) {
+	var err error
 	if s.Policies, err = l.files(f["policies"], "policies"); err != nil {
 		return nil, err
 	}
@@ -99,52 +152,35 @@ func readKyverno(file string, data []byte) (*Suite, error) {
 	}
 	for _, key := range []string{"jsonPayload", "jsonPayloads", "targetResources", "checks", "exceptions", "context"} {
 		if f[key] != nil {
-			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s is for Kyverno's own policies; kiln does not read it", r.at(keyNode(root, key)), key))
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: %s is for Kyverno's own policies; kiln does not read it", l.r.at(keyNode(root, key)), key))
 		}
 	}
-	var user string
-	var groups []string
-	if n := f["userinfo"]; n != nil {
-		if user, groups, err = l.userInfo(n); err != nil {
-			return nil, err
-		}
-	}
+	return resources, nil
+}
+
+// kyvernoValuesOf reads the Namespaces of a Kyverno test's variables file
+// and values into s's cluster, with their notes.
+func (l *loader) kyvernoValuesOf(s *Suite, f map[string]*yaml.Node) error {
 	for _, key := range []string{"variables", "values"} {
 		n := f[key]
 		if n == nil {
 			continue
 		}
-		vr, vn := r, n
+		vr, vn := l.r, n
 		if key == "variables" {
+			var err error
 			if vr, vn, err = l.valuesFile(n); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		ns, notes, err := kyvernoValues(vr, vn)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.Cluster = append(s.Cluster, ns...)
 		s.Notes = append(s.Notes, notes...)
 	}
-	results := f["results"]
-	if results == nil || results.Kind != yaml.SequenceNode {
-		return nil, r.errorf(orNode(results, root), "results must be a list of expected results")
-	}
-	for i, rn := range results.Content {
-		cases, note, err := l.kyvernoResult(rn, i, s.Policies, resources)
-		if err != nil {
-			return nil, err
-		}
-		if note != "" {
-			s.Notes = append(s.Notes, note)
-		}
-		for _, c := range cases {
-			c.Request.User, c.Request.Groups = user, groups
-		}
-		s.Cases = append(s.Cases, cases...)
-	}
-	return s, nil
+	return nil
 }
 
 // userInfo reads a Kyverno UserInfo file: userInfo.username and groups.
@@ -304,98 +340,32 @@ func (l *loader) kyvernoResult(n *yaml.Node, index int, policyObjs, resources []
 	if want == "" {
 		return nil, "", r.errorf(n, "a result needs result: pass, fail, skip, warn or error")
 	}
-	kind, err := r.str(f["kind"], "kind")
+	t, err := resultTargets(r, n, f, resources)
 	if err != nil {
 		return nil, "", err
 	}
-	names, err := r.strings(f["resources"], "resources")
+	patched, err := l.patched(f)
 	if err != nil {
 		return nil, "", err
-	}
-	if one, _ := r.str(f["resource"], "resource"); one != "" {
-		names = append(names, one)
-	}
-	kinds := make([]string, len(names))
-	for i := range kinds {
-		kinds[i] = kind
-	}
-	var specNodes []*yaml.Node
-	if rs := f["resourceSpecs"]; rs != nil {
-		if rs.Kind != yaml.SequenceNode {
-			return nil, "", r.errorf(rs, "resourceSpecs must be a list of {group, version, kind, namespace, name}")
-		}
-		for _, sn := range rs.Content {
-			m, err := r.fields(sn, "a resourceSpecs entry", "group", "version", "kind", "namespace", "subresource", "name")
-			if err != nil {
-				return nil, "", err
-			}
-			name, _ := r.str(m["name"], "name")
-			k, _ := r.str(m["kind"], "kind")
-			if k == "" {
-				k = kind
-			}
-			kinds = append(kinds, k)
-			if n, _ := r.str(m["namespace"], "namespace"); n != "" {
-				name = n + "/" + name
-			}
-			names = append(names, name)
-			specNodes = append(specNodes, sn)
-		}
-	}
-	ns, _ := r.str(f["namespace"], "namespace")
-	if len(names) == 0 && kind != "" {
-		// No names: the result is for every resource of its kind
-		// (Kyverno's reading).
-		for _, o := range resources {
-			if (o.Kind == kind || strings.HasSuffix(kind, "/"+o.Kind)) && (ns == "" || o.Namespace == ns || (o.Namespace == "" && ns == "default")) {
-				name := o.Name
-				if o.Namespace != "" {
-					name = o.Namespace + "/" + name
-				}
-				names, kinds = append(names, name), append(kinds, kind)
-			}
-		}
-		if len(names) == 0 {
-			return nil, "", r.errorf(orNode(f["kind"], n), "the result names no resources and the test's resources hold no %s", kind)
-		}
-	}
-	var patched []*manifest.Object
-	for _, key := range []string{"patchedResources", "patchedResource"} {
-		if pn := f[key]; pn != nil {
-			name, err := r.str(pn, key)
-			if err != nil {
-				return nil, "", err
-			}
-			objs, err := l.file(pn, name)
-			if err != nil {
-				return nil, "", err
-			}
-			patched = append(patched, objs...)
-		}
 	}
 	outcome, note := kyvernoOutcome(want, policy, isMAP, policyObjs)
 	var cases []*Case
-	for i, name := range names {
+	for i, name := range t.names {
 		at := n
 		if rs := f["resources"]; rs != nil && i < len(rs.Content) {
 			at = rs.Content[i]
-		} else if j := i - (len(names) - len(specNodes)); j >= 0 && j < len(specNodes) {
-			at = specNodes[j]
+		} else if j := i - (len(t.names) - len(t.specNodes)); j >= 0 && j < len(t.specNodes) {
+			at = t.specNodes[j]
 		}
-		o, err := findResource(r, at, kinds[i], ns, name, resources)
+		o, err := findResource(r, at, t.kinds[i], t.ns, name, resources)
 		if err != nil {
 			return nil, "", err
 		}
-		c := &Case{Name: fmt.Sprintf("%s %s %s/%s", policy, want, kinds[i], name), Pos: r.at(at), Note: note,
+		c := &Case{Name: fmt.Sprintf("%s %s %s/%s", policy, want, t.kinds[i], name), Pos: r.at(at), Note: note,
 			Request: requestFor(o), Expect: Expect{Outcome: outcome, Only: policy}}
 		if isMAP && len(patched) > 0 {
-			for _, p := range patched {
-				if p.Kind == o.Kind && p.Name == o.Name && (p.Namespace == o.Namespace || p.Namespace == "" || o.Namespace == "") {
-					c.Expect.Admitted = p
-				}
-			}
-			if c.Expect.Admitted == nil {
-				return nil, "", r.errorf(orNode(f["patchedResources"], f["patchedResource"]), "patchedResources holds no %s %s", kinds[i], name)
+			if c.Expect.Admitted = patchedFor(o, patched); c.Expect.Admitted == nil {
+				return nil, "", r.errorf(orNode(f["patchedResources"], f["patchedResource"]), "patchedResources holds no %s %s", t.kinds[i], name)
 			}
 		}
 		cases = append(cases, c)
@@ -404,6 +374,105 @@ func (l *loader) kyvernoResult(n *yaml.Node, index int, policyObjs, resources []
 		return nil, "", r.errorf(n, "a result needs kind or resources (the names of the resources it applies to)")
 	}
 	return cases, "", nil
+}
+
+// targets are the resources a Kyverno result applies to: names
+// ("namespace/name" or "name") with their kinds, the resourceSpecs entries
+// that named the last of them, and the result's namespace.
+type targets struct {
+	names, kinds []string
+	specNodes    []*yaml.Node
+	ns           string
+}
+
+// resultTargets reads the resources a result names (resources, resource,
+// resourceSpecs); a result that names none applies to every resource of
+// its kind (Kyverno's reading).
+func resultTargets(r *reader, n *yaml.Node, f map[string]*yaml.Node, resources []*manifest.Object) (targets, error) {
+	var t targets
+	kind, err := r.str(f["kind"], "kind")
+	if err != nil {
+		return t, err
+	}
+	if t.names, err = r.strings(f["resources"], "resources"); err != nil {
+		return t, err
+	}
+	if one, _ := r.str(f["resource"], "resource"); one != "" {
+		t.names = append(t.names, one)
+	}
+	t.kinds = make([]string, len(t.names))
+	for i := range t.kinds {
+		t.kinds[i] = kind
+	}
+	if rs := f["resourceSpecs"]; rs != nil {
+		if rs.Kind != yaml.SequenceNode {
+			return t, r.errorf(rs, "resourceSpecs must be a list of {group, version, kind, namespace, name}")
+		}
+		for _, sn := range rs.Content {
+			m, err := r.fields(sn, "a resourceSpecs entry", "group", "version", "kind", "namespace", "subresource", "name")
+			if err != nil {
+				return t, err
+			}
+			name, _ := r.str(m["name"], "name")
+			k, _ := r.str(m["kind"], "kind")
+			if k == "" {
+				k = kind
+			}
+			t.kinds = append(t.kinds, k)
+			if n, _ := r.str(m["namespace"], "namespace"); n != "" {
+				name = n + "/" + name
+			}
+			t.names = append(t.names, name)
+			t.specNodes = append(t.specNodes, sn)
+		}
+	}
+	t.ns, _ = r.str(f["namespace"], "namespace")
+	if len(t.names) == 0 && kind != "" {
+		for _, o := range resources {
+			if (o.Kind == kind || strings.HasSuffix(kind, "/"+o.Kind)) && (t.ns == "" || o.Namespace == t.ns || (o.Namespace == "" && t.ns == "default")) {
+				name := o.Name
+				if o.Namespace != "" {
+					name = o.Namespace + "/" + name
+				}
+				t.names, t.kinds = append(t.names, name), append(t.kinds, kind)
+			}
+		}
+		if len(t.names) == 0 {
+			return t, r.errorf(orNode(f["kind"], n), "the result names no resources and the test's resources hold no %s", kind)
+		}
+	}
+	return t, nil
+}
+
+// patched reads a result's patchedResources (or patchedResource) file.
+func (l *loader) patched(f map[string]*yaml.Node) ([]*manifest.Object, error) {
+	var patched []*manifest.Object
+	for _, key := range []string{"patchedResources", "patchedResource"} {
+		if pn := f[key]; pn != nil {
+			name, err := l.r.str(pn, key)
+			if err != nil {
+				return nil, err
+			}
+			objs, err := l.file(pn, name)
+			if err != nil {
+				return nil, err
+			}
+			patched = append(patched, objs...)
+		}
+	}
+	return patched, nil
+}
+
+// patchedFor is the last patched resource that is o (kind, name and, when
+// both have one, namespace); nil when none is.
+func patchedFor(o *manifest.Object, patched []*manifest.Object) *manifest.Object {
+	var out *manifest.Object
+	for _, p := range patched {
+		if p.Kind == o.Kind && p.Name == o.Name && (p.Namespace == o.Namespace || p.Namespace == "" || o.Namespace == "") {
+			out = p
+		}
+	}
+	return out
 }
 
 // bindUnbound binds each admission policy among objs that no binding among

@@ -8,15 +8,14 @@ import (
 	"testing"
 
 	"github.com/kilnhq/kiln/internal/golden"
-	"github.com/kilnhq/kiln/manifest"
-	"github.com/kilnhq/kiln/rules/cel"
+	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules/policies"
 )
 
 // statuses returns "case=status" for every result, in order.
-func statuses(rep *Report) []string {
+func statuses(rep *report.TestRun) []string {
 	var out []string
-	for _, r := range rep.Results {
+	for _, r := range rep.Cases {
 		out = append(out, r.Case+"="+string(r.Status))
 	}
 	return out
@@ -36,8 +35,8 @@ func TestDocsExample(t *testing.T) {
 	if !bytes.Contains(readme, want) {
 		t.Errorf("docs/policies.md's kiln test example is not testdata/readme/kiln-test.yaml: keep them the same")
 	}
-	rep := RunPaths([]string{"testdata/readme"}, Options{})
-	if len(rep.Errors) > 0 || len(rep.Results) != 7 || !rep.Passed() {
+	rep := RunPaths([]string{"testdata/readme"})
+	if len(rep.Errors) > 0 || len(rep.Cases) != 7 || !rep.Passed() {
 		t.Fatalf("README example: errors %v, results %v", rep.Errors, statuses(rep))
 	}
 }
@@ -46,12 +45,12 @@ func TestDocsExample(t *testing.T) {
 // (rules/*/policies/tests) and checks that every policy has one, with a
 // denied and an allowed case.
 func TestBuiltinSuites(t *testing.T) {
-	rep := RunPaths([]string{"../../rules"}, Options{})
+	rep := RunPaths([]string{"../../rules"})
 	if len(rep.Errors) > 0 {
 		t.Fatalf("broken suites: %v", rep.Errors)
 	}
-	for _, r := range rep.Results {
-		if r.Status != Pass {
+	for _, r := range rep.Cases {
+		if r.Status != report.TestPass {
 			t.Errorf("%s: %s: %s (expected %s, got %s)", r.Pos, r.Case, r.Message, r.Expected, r.Got)
 		}
 	}
@@ -80,31 +79,8 @@ func TestBuiltinSuites(t *testing.T) {
 	}
 }
 
-// teamLabel is a Mutator for tests: it adds the label team: platform, as
-// testdata/kyverno/map's policy does.
-type teamLabel struct{ calls int }
-
-func (m *teamLabel) Mutate(policies, context []*manifest.Object, req cel.Request) (map[string]any, error) {
-	m.calls++
-	c, err := req.Object.Content()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{}
-	for k, v := range c {
-		out[k] = v
-	}
-	md := map[string]any{}
-	for k, v := range c["metadata"].(map[string]any) {
-		md[k] = v
-	}
-	md["labels"] = map[string]any{"team": "platform"}
-	out["metadata"] = md
-	return out, nil
-}
-
 func TestKyverno(t *testing.T) {
-	rep := RunPaths([]string{"testdata/kyverno/vap"}, Options{})
+	rep := RunPaths([]string{"testdata/kyverno/vap"})
 	want := []string{
 		"check-deployment-replicas pass Deployment/deployment-pass=pass",
 		"check-deployment-replicas fail Deployment/staging-ns/deployment-fail=pass",
@@ -124,22 +100,12 @@ func TestKyverno(t *testing.T) {
 		}
 	}
 
-	// A mutation: not evaluated without a Mutator, never a pass.
-	rep = RunPaths([]string{"testdata/kyverno/map"}, Options{})
-	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=error") || !strings.Contains(rep.Results[0].Message, "cannot evaluate mutations") || rep.Passed() || len(rep.Errors) > 0 {
-		t.Errorf("without a Mutator: %v %v", got, rep.Results)
-	}
-	m := &teamLabel{}
-	rep = RunPaths([]string{"testdata/kyverno/map"}, Options{Mutator: m})
-	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=pass") || m.calls != 1 {
-		t.Errorf("with a Mutator: %v %v (calls %d)", got, rep.Results, m.calls)
-	}
-
-	// kiln test's own Mutator (admit/mutate): the patchedResources match,
-	// and a patchedResources the policy does not produce fails.
-	rep = RunPaths([]string{"testdata/kyverno/map"}, DefaultOptions())
+	// A mutation (the admission stage's mutating admission): the
+	// patchedResources match, and a patchedResources the policy does not
+	// produce fails.
+	rep = RunPaths([]string{"testdata/kyverno/map"})
 	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=pass") || !rep.Passed() {
-		t.Errorf("with admit/mutate: %v %v", got, rep.Results)
+		t.Errorf("with admit/mutate: %v %v", got, rep.Cases)
 	}
 	dir := t.TempDir()
 	for _, f := range []string{"kyverno-test.yaml", "policy.yaml", "resources.yaml", "patched.yaml"} {
@@ -154,9 +120,9 @@ func TestKyverno(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep = RunPaths([]string{dir}, DefaultOptions())
-	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=fail") || !strings.Contains(rep.Results[0].Message, "expected storefront, got platform") {
-		t.Errorf("with admit/mutate and a wrong patchedResources: %v %v", got, rep.Results)
+	rep = RunPaths([]string{dir})
+	if got := statuses(rep); len(got) != 1 || !strings.HasSuffix(got[0], "=fail") || !strings.Contains(rep.Cases[0].Message, "expected storefront, got platform") {
+		t.Errorf("with admit/mutate and a wrong patchedResources: %v %v", got, rep.Cases)
 	}
 }
 
@@ -196,7 +162,7 @@ func TestKyvernoShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
-			rep := RunPaths([]string{"testdata/kyverno/" + tt.dir}, DefaultOptions())
+			rep := RunPaths([]string{"testdata/kyverno/" + tt.dir})
 			if got := statuses(rep); strings.Join(got, "\n") != strings.Join(tt.cases, "\n") || len(rep.Errors) > 0 {
 				t.Errorf("errors %v\ngot  %q\nwant %q", rep.Errors, got, tt.cases)
 			}
@@ -218,30 +184,30 @@ func TestKyvernoShapes(t *testing.T) {
 	}
 }
 
-// TestMutations runs testdata/mutation (kiln's format) with kiln test's
-// Mutator: each case's status and what its message must say.
+// TestMutations runs testdata/mutation (kiln's format) through the
+// admission stage: each case's status and what its message must say.
 func TestMutations(t *testing.T) {
-	rep := RunPaths([]string{"testdata/mutation"}, DefaultOptions())
+	rep := RunPaths([]string{"testdata/mutation"})
 	if len(rep.Errors) > 0 {
 		t.Fatal(rep.Errors)
 	}
 	want := []struct {
-		status  Status
+		status  report.TestStatus
 		message string
 	}{
-		{Pass, ""}, // the label is added before validation
-		{Fail, "admitted object: metadata.labels.team: expected storefront, got platform"},
-		{Pass, "ValidatingAdmissionPolicy 'team-label' with binding 'team-label' denied request"}, // the robot: not mutated
-		{Pass, ""}, // UPDATE: oldObject read
-		{Pass, "policy 'replace-owner' with binding 'replace-owner' denied request: JSON Patch: replace operation does not apply"},
-		{Error, `cannot evaluate mutations: MutatingAdmissionPolicy "widget-size" matches Widget, a custom resource`},
-		{Pass, `the API server refuses Service/default/web as MutatingAdmissionPolicies changed it: metadata.labels: Invalid value: "not valid!"`},
+		{report.TestPass, ""}, // the label is added before validation
+		{report.TestFail, "admitted object: metadata.labels.team: expected storefront, got platform"},
+		{report.TestPass, "ValidatingAdmissionPolicy 'team-label' with binding 'team-label' denied request"}, // the robot: not mutated
+		{report.TestPass, ""}, // UPDATE: oldObject read
+		{report.TestPass, "policy 'replace-owner' with binding 'replace-owner' denied request: JSON Patch: replace operation does not apply"},
+		{report.TestError, `cannot evaluate mutations: MutatingAdmissionPolicy "widget-size" matches Widget, a custom resource`},
+		{report.TestPass, `the API server refuses Service/default/web as MutatingAdmissionPolicies changed it: metadata.labels: Invalid value: "not valid!"`},
 	}
-	if len(rep.Results) != len(want) {
-		t.Fatalf("%d results, want %d: %v", len(rep.Results), len(want), statuses(rep))
+	if len(rep.Cases) != len(want) {
+		t.Fatalf("%d results, want %d: %v", len(rep.Cases), len(want), statuses(rep))
 	}
 	for i, w := range want {
-		r := rep.Results[i]
+		r := rep.Cases[i]
 		if r.Status != w.status || !strings.Contains(r.Message, w.message) {
 			t.Errorf("%s: %s %q, want %s with %q", r.Case, r.Status, r.Message, w.status, w.message)
 		}
@@ -251,13 +217,13 @@ func TestMutations(t *testing.T) {
 // TestOutputs runs a suite with passing and failing cases through every
 // format (goldens under testdata/outputs).
 func TestOutputs(t *testing.T) {
-	rep := RunPaths([]string{"testdata/outputs/kiln-test.yaml"}, Options{})
+	rep := RunPaths([]string{"testdata/outputs/kiln-test.yaml"})
 	if rep.Passed() || len(rep.Errors) > 0 {
 		t.Errorf("passed %v with errors %v, want a failed case and no broken file", rep.Passed(), rep.Errors)
 	}
-	for _, format := range Formats {
+	for _, format := range report.TestFormats {
 		var buf bytes.Buffer
-		if err := Write(&buf, format, rep); err != nil {
+		if err := report.WriteTests(&buf, format, rep); err != nil {
 			t.Fatal(err)
 		}
 		golden.Check(t, filepath.Join("testdata/outputs", "out."+format+".golden"), buf.Bytes())
@@ -294,7 +260,7 @@ func TestBrokenFiles(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.file), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			rep := RunPaths([]string{dir}, Options{})
+			rep := RunPaths([]string{dir})
 			if len(rep.Errors) != 1 {
 				t.Fatalf("errors %v, results %v", rep.Errors, statuses(rep))
 			}

@@ -1,70 +1,18 @@
 package policytest
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/kilnhq/kiln/admit"
+	"github.com/kilnhq/kiln/admit/stage"
 	"github.com/kilnhq/kiln/manifest"
+	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/rules"
 	"github.com/kilnhq/kiln/rules/cel"
 )
-
-// Mutator evaluates MutatingAdmissionPolicies. kiln test hands it every
-// request of a suite that holds such policies, before the validating
-// policies judge the result, as the API server runs mutating admission
-// before validating admission.
-type Mutator interface {
-	// Mutate applies every binding of the MutatingAdmissionPolicies among
-	// policies (with their bindings; context holds the params, Namespaces
-	// and CRDs) that matches req, in the API server's order, and returns
-	// the object after mutation (req.Object's content when nothing
-	// matches). A non-nil error is a denial (failurePolicy Fail, a failed
-	// patch): its text is the server's message; one that wraps
-	// ErrCannotEvaluate is not, and the case ends in error.
-	Mutate(policies, context []*manifest.Object, req cel.Request) (map[string]any, error)
-}
-
-// Options configure Run.
-type Options struct {
-	// Mutator evaluates MutatingAdmissionPolicies (DefaultOptions: the
-	// server's code); nil: a case that needs it cannot be evaluated, and
-	// says so (it never passes).
-	Mutator Mutator
-}
-
-// Status is how a case ended.
-type Status string
-
-// The statuses of a case.
-const (
-	Pass Status = "pass"
-	Fail Status = "fail"
-	// Error: kiln could not evaluate the case (it counts as a failure).
-	Error Status = "error"
-)
-
-// Result is one case's row.
-type Result struct {
-	Test     string
-	File     string
-	Case     string
-	Pos      manifest.Position
-	Policy   string
-	Object   string
-	Expected string
-	Got      string
-	// Message is the server's answer on a pass, why the case failed
-	// otherwise.
-	Message string
-	Status  Status
-	// Note is what the case's line says besides (Kyverno differences).
-	Note string
-}
 
 // Said is what a suite's run says besides its cases: notes, and warnings
 // (kiln test --strict fails on them).
@@ -72,20 +20,22 @@ type Said struct {
 	Notes, Warnings []string
 }
 
-// Run runs every case of a suite. A suite whose policies, Namespaces or
-// CRDs the API server would refuse is an input error (*FileError): no case
-// can run; but a policy or binding that lacks a field the server requires
-// and Kyverno runs without (fillRequired) runs as filled in, and a param or
-// other cluster object the server refuses runs as written (as Kyverno reads
-// both), each with a warning.
-func Run(s *Suite, opts Options) ([]Result, Said, error) {
+// Run runs every case of a suite through the admission stage (package
+// admit/stage: each request admitted, mutated and validated as the server
+// does) and its ValidatingAdmissionPolicies. A suite whose policies,
+// Namespaces or CRDs the API server would refuse is an input error
+// (*FileError): no case can run; but a policy or binding that lacks a field
+// the server requires and Kyverno runs without (fillRequired) runs as
+// filled in, and a param or other cluster object the server refuses runs
+// as written (as Kyverno reads both), each with a warning.
+func Run(s *Suite) ([]report.TestCase, Said, error) {
 	st, err := prepare(s)
 	if err != nil {
 		return nil, Said{}, err
 	}
-	var out []Result
+	var out []report.TestCase
 	for _, c := range s.Cases {
-		out = append(out, st.run(c, opts))
+		out = append(out, st.run(c))
 	}
 	return out, Said{Notes: st.notes, Warnings: st.warnings}, nil
 }
@@ -95,22 +45,59 @@ type state struct {
 	s        *Suite
 	engine   *cel.Engine
 	mutating []*manifest.Object
-	context  []*manifest.Object
-	admitter *admit.Admitter
+	adm      *stage.Requests
 	rejected map[*manifest.Object]string
 	notes    []string
 	warnings []string
 }
 
+// prepare admits the suite's cluster and the objects its requests send,
+// and compiles its policies.
 func prepare(s *Suite) (*state, error) {
 	st := &state{s: s, rejected: map[*manifest.Object]string{}, notes: append([]string(nil), s.Notes...)}
-	var validating, all []*manifest.Object
-	builtin := map[*manifest.Object]bool{}
-	for _, o := range s.Builtin {
-		if isValidating(o) {
-			builtin[o] = true
+	validating, all, err := st.sortPolicies()
+	if err != nil {
+		return nil, err
+	}
+	var caseObjs []*manifest.Object
+	for _, c := range s.Cases {
+		caseObjs = append(caseObjs, c.Request.Object, c.Request.OldObject, c.Expect.Admitted)
+	}
+	st.adm = stage.ForRequests(all, nonNil(caseObjs), stage.Options{KubeVersion: s.KubeVersion})
+	if err := st.admitCluster(all, validating); err != nil {
+		return nil, err
+	}
+	seen := map[*manifest.Object]bool{}
+	for _, o := range nonNil(caseObjs) {
+		if seen[o] {
+			continue
+		}
+		seen[o] = true
+		if res := st.adm.Check(o); res.Rejected {
+			st.rejected[o] = problems(res)
 		}
 	}
+	st.adm.SetMutating(st.mutating, all)
+	st.engine = cel.New(validating, all, cel.Options{})
+	for _, d := range st.engine.Setup() {
+		pos := d.Object.Pos()
+		if d.Field != "" {
+			pos = d.Object.Locate(d.Field)
+		}
+		if d.Severity == rules.Error {
+			return nil, &FileError{Pos: pos, Msg: d.Message}
+		}
+		st.notes = append(st.notes, pos.String()+": "+d.Message)
+	}
+	return st, nil
+}
+
+// sortPolicies sorts the suite's policies, built-in policies and cluster
+// into its validating policies (as v1) and every object of the cluster,
+// in the order admission reads them, and notes the API versions a target
+// does not serve.
+func (st *state) sortPolicies() (validating, all []*manifest.Object, err error) {
+	s := st.s
 	for _, o := range append(append([]*manifest.Object(nil), s.Policies...), s.Builtin...) {
 		switch {
 		case isMutating(o):
@@ -124,33 +111,39 @@ func prepare(s *Suite) (*state, error) {
 			}
 			v1, err := asV1(o)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			validating = append(validating, v1)
 		default:
 			all = append(all, o)
 		}
 	}
-	all = append(append(append(all, validating...), st.mutating...), s.Cluster...)
-	kinds := manifest.BuiltinKinds()
-	kinds.AddCRDs(all)
-	var caseObjs []*manifest.Object
-	for _, c := range s.Cases {
-		caseObjs = append(caseObjs, c.Request.Object, c.Request.OldObject, c.Expect.Admitted)
+	return validating, append(append(append(all, validating...), st.mutating...), s.Cluster...), nil
+}
+
+// admitCluster admits every object of the cluster (all) as a create: a
+// policy or binding the server refuses runs with the fields it lacks filled
+// in (fillRequired), in all, validating and st.mutating, or the suite cannot
+// run; a param or other cluster object it refuses runs as written.
+func (st *state) admitCluster(all, validating []*manifest.Object) error {
+	builtin := map[*manifest.Object]bool{}
+	for _, o := range st.s.Builtin {
+		if isValidating(o) {
+			builtin[o] = true
+		}
 	}
-	st.admitter = admit.New(append(append([]*manifest.Object(nil), all...), nonNil(caseObjs)...), kinds, admit.Options{KubeVersion: s.KubeVersion})
-	filled := map[*manifest.Object]*manifest.Object{}
 	cluster := map[*manifest.Object]bool{}
-	for _, o := range s.Cluster {
+	for _, o := range st.s.Cluster {
 		if !isValidating(o) && !isMutating(o) && o.Kind != "CustomResourceDefinition" && o.Kind != "Namespace" {
 			cluster[o] = true
 		}
 	}
+	filled := map[*manifest.Object]*manifest.Object{}
 	for i, o := range all {
 		if (o.Version() != "v1" && isMutating(o)) || builtin[o] {
-			continue // served only with --runtime-config: the Mutator judges it; kiln's own run at any version
+			continue // served only with --runtime-config: mutating admission judges it; kiln's own run at any version
 		}
-		res := st.admitter.Admit(o)
+		res := st.adm.Check(o)
 		if !res.Rejected {
 			continue
 		}
@@ -161,45 +154,20 @@ func prepare(s *Suite) (*state, error) {
 			continue
 		}
 		f, said := fillRequired(o)
-		if f == nil || st.admitter.Admit(f).Rejected {
-			return nil, &FileError{Pos: o.Pos(), Msg: fmt.Sprintf("the API server refuses %s %q, so no case can run: %s", o.Kind, o.Name, problems(res))}
+		if f == nil || st.adm.Check(f).Rejected {
+			return &FileError{Pos: o.Pos(), Msg: fmt.Sprintf("the API server refuses %s %q, so no case can run: %s", o.Kind, o.Name, problems(res))}
 		}
 		filled[o], all[i] = f, f
 		st.warnings = append(st.warnings, fmt.Sprintf("%s: the API server refuses %s %q as written (%s); kiln runs the cases with %s, so that their verdicts are about the policy's logic", o.Pos(), o.Kind, o.Name, problems(res), said))
 	}
-	for i, o := range validating {
-		if f := filled[o]; f != nil {
-			validating[i] = f
+	for _, list := range [][]*manifest.Object{validating, st.mutating} {
+		for i, o := range list {
+			if f := filled[o]; f != nil {
+				list[i] = f
+			}
 		}
 	}
-	for i, o := range st.mutating {
-		if f := filled[o]; f != nil {
-			st.mutating[i] = f
-		}
-	}
-	seen := map[*manifest.Object]bool{}
-	for _, o := range nonNil(caseObjs) {
-		if seen[o] {
-			continue
-		}
-		seen[o] = true
-		if res := st.admitter.Admit(o); res.Rejected {
-			st.rejected[o] = problems(res)
-		}
-	}
-	st.context = all
-	st.engine = cel.New(validating, st.context, cel.Options{})
-	for _, d := range st.engine.Setup() {
-		pos := d.Object.Pos()
-		if d.Field != "" {
-			pos = d.Object.Locate(d.Field)
-		}
-		if d.Severity == rules.Error {
-			return nil, &FileError{Pos: pos, Msg: d.Message}
-		}
-		st.notes = append(st.notes, pos.String()+": "+d.Message)
-	}
-	return st, nil
+	return nil
 }
 
 func nonNil(objs []*manifest.Object) []*manifest.Object {
@@ -344,167 +312,112 @@ func asV1(o *manifest.Object) (*manifest.Object, error) {
 	return v1, nil
 }
 
-// run evaluates one case.
-func (st *state) run(c *Case, opts Options) Result {
-	r := Result{Test: st.s.Name, File: st.s.File, Case: c.Name, Pos: c.Pos, Policy: c.Expect.Policy, Object: requestObject(c.Request), Note: c.Note}
+// run evaluates one case: its request through the admission stage, then
+// the validating policies.
+func (st *state) run(c *Case) report.TestCase {
+	r := report.TestCase{Test: st.s.Name, File: st.s.File, Case: c.Name, Pos: c.Pos, Policy: c.Expect.Policy, Object: requestObject(c.Request), Note: c.Note}
 	if r.Policy == "" {
 		r.Policy = c.Expect.Only
 	}
 	r.Expected = describeExpect(c.Expect)
 	for _, o := range []*manifest.Object{c.Request.Object, c.Request.OldObject} {
 		if msg, bad := st.rejected[o]; bad && o != nil {
-			r.Got = "denied by the API server's validation"
-			r.Message = fmt.Sprintf("%s: the API server refuses %s before admission policies see it: %s", o.Pos(), refString(o), msg)
-			r.Status = Fail
-			if c.Expect.Outcome == Denied && c.Expect.Policy == "" && c.Expect.Message == "" {
-				r.Status = Pass
-			}
-			return r
+			return refusedByValidation(r, c, fmt.Sprintf("%s: the API server refuses %s before admission policies see it: %s", o.Pos(), refString(o), msg))
 		}
 	}
-	req := c.Request
-	if req.User != "" && !slices.Contains(req.Groups, "system:authenticated") {
-		// The server puts every authenticated user in this group.
-		req.Groups = append(slices.Clone(req.Groups), "system:authenticated")
+	ad := st.adm.Admit(c.Request)
+	switch {
+	case ad.Err != nil:
+		r.Got, r.Status, r.Message = "not evaluated", report.TestError, ad.Err.Error()
+		return r
+	case ad.Denied != nil:
+		return compare(r, c, []cel.Decision{{Kind: cel.Deny, Message: ad.Denied.Error()}}, nil)
+	case ad.Refused != nil:
+		return refusedByValidation(r, c, fmt.Sprintf("the API server refuses %s as MutatingAdmissionPolicies changed it: %s", refString(ad.Request.Object), problems(*ad.Refused)))
 	}
-	if req.Operation == "UPDATE" {
-		req.Object = keepIdentity(req.Object, req.OldObject)
-	}
-	if len(st.mutating) > 0 && req.Object != nil {
-		if opts.Mutator == nil {
-			r.Got, r.Status = "not evaluated", Error
-			r.Message = "cannot evaluate mutations: the suite holds MutatingAdmissionPolicies and this kiln has no MutatingAdmissionPolicy engine wired into kiln test"
-			return r
-		}
-		mutated, err := opts.Mutator.Mutate(st.mutating, st.context, req)
-		if errors.Is(err, ErrCannotEvaluate) {
-			r.Got, r.Status, r.Message = "not evaluated", Error, err.Error()
-			return r
-		}
-		if err != nil {
-			return st.compare(r, c, []cel.Decision{{Kind: cel.Deny, Message: err.Error()}}, nil)
-		}
-		m, err := manifest.NewObject(req.Object.File, req.Object.Doc, req.Object.Item, req.Object.Node())
-		if err != nil {
-			r.Got, r.Status, r.Message = "not evaluated", Error, err.Error()
-			return r
-		}
-		m.SetContent(mutated)
-		req.Object = m
-		if check, err := manifest.NewObject(m.File, m.Doc, m.Item, m.Node()); err == nil {
-			// The server validates the mutated object before the
-			// validating policies see it (kiln checks it as a create).
-			check.SetContent(mutated)
-			if res := st.admitter.Admit(check); res.Rejected {
-				r.Got = "denied by the API server's validation"
-				r.Message = fmt.Sprintf("the API server refuses %s as MutatingAdmissionPolicies changed it: %s", refString(req.Object), problems(res))
-				r.Status = Fail
-				if c.Expect.Outcome == Denied && c.Expect.Policy == "" && c.Expect.Message == "" {
-					r.Status = Pass
-				}
-				return r
-			}
-		}
-	}
-	decisions, err := st.engine.EvaluateRequest(req)
+	decisions, err := st.engine.EvaluateRequest(ad.Request)
 	if err != nil {
-		r.Got, r.Status, r.Message = "not evaluated", Error, err.Error()
+		r.Got, r.Status, r.Message = "not evaluated", report.TestError, err.Error()
 		return r
 	}
-	return st.compare(r, c, decisions, req.Object)
+	return compare(r, c, decisions, ad.Request.Object)
 }
 
-// keepIdentity returns the new object of an update with the stored
-// object's uid and creationTimestamp, which the server keeps on update.
-func keepIdentity(o, old *manifest.Object) *manifest.Object {
-	c, err1 := o.Content()
-	oc, err2 := old.Content()
-	if err1 != nil || err2 != nil {
-		return o
+// refusedByValidation is the row of a case whose request the server's
+// validation refuses (msg: why): a pass only for a case that expects a
+// denial and names neither policy nor message.
+func refusedByValidation(r report.TestCase, c *Case, msg string) report.TestCase {
+	r.Got = "denied by the API server's validation"
+	r.Message = msg
+	r.Status = report.TestFail
+	if c.Expect.Outcome == Denied && c.Expect.Policy == "" && c.Expect.Message == "" {
+		r.Status = report.TestPass
 	}
-	md, _ := c["metadata"].(map[string]any)
-	omd, _ := oc["metadata"].(map[string]any)
-	if md == nil || omd == nil {
-		return o
-	}
-	cp, err := manifest.NewObject(o.File, o.Doc, o.Item, o.Node())
-	if err != nil {
-		return o
-	}
-	content := make(map[string]any, len(c))
-	for k, v := range c {
-		content[k] = v
-	}
-	meta := make(map[string]any, len(md))
-	for k, v := range md {
-		meta[k] = v
-	}
-	for _, k := range []string{"uid", "creationTimestamp"} {
-		if v, ok := omd[k]; ok {
-			meta[k] = v
-		} else {
-			delete(meta, k)
+	return r
+}
+
+// decisions are a request's decisions sorted by kind.
+type decisions struct {
+	deny        *cel.Decision
+	warns       []cel.Decision
+	warnings    []string
+	audit       []string
+	annotations map[string]string
+}
+
+// sortDecisions sorts the decisions of the policy only (every policy's
+// when only is empty; a decision of no policy is the server's, a failed
+// mutation, and holds whatever the case checks).
+func sortDecisions(all []cel.Decision, only string) decisions {
+	ds := decisions{annotations: map[string]string{}}
+	for i, d := range all {
+		if only != "" && d.Policy != only && d.Policy != "" {
+			continue
+		}
+		switch d.Kind {
+		case cel.Deny:
+			if ds.deny == nil {
+				ds.deny = &all[i]
+			}
+		case cel.Warn:
+			ds.warnings = append(ds.warnings, d.Message)
+			ds.warns = append(ds.warns, d)
+		case cel.Audit:
+			ds.audit = append(ds.audit, d.Message)
+		case cel.Annotation:
+			key := d.Policy + "/" + d.Key
+			if prev, ok := ds.annotations[key]; ok && prev != d.Value {
+				ds.annotations[key] = prev + ", " + d.Value
+			} else {
+				ds.annotations[key] = d.Value
+			}
 		}
 	}
-	content["metadata"] = meta
-	cp.SetContent(content)
-	return cp
+	return ds
+}
+
+// verdict is the request's outcome and the decision that says why (the
+// first denial, else the expected policy's warning or the first one).
+func (ds decisions) verdict(policy string) (Outcome, *cel.Decision) {
+	switch {
+	case ds.deny != nil:
+		return Denied, ds.deny
+	case len(ds.warns) > 0:
+		for i, d := range ds.warns {
+			if policy != "" && d.Policy == policy {
+				return Warned, &ds.warns[i]
+			}
+		}
+		return Warned, &ds.warns[0]
+	}
+	return Allowed, nil
 }
 
 // compare fills the row from the decisions and the admitted object.
-func (st *state) compare(r Result, c *Case, decisions []cel.Decision, admitted *manifest.Object) Result {
+func compare(r report.TestCase, c *Case, all []cel.Decision, admitted *manifest.Object) report.TestCase {
 	e := c.Expect
-	if e.Only != "" {
-		var mine []cel.Decision
-		for _, d := range decisions {
-			// A decision of no policy is the server's (a failed
-			// mutation): it holds whatever the case checks.
-			if d.Policy == e.Only || d.Policy == "" {
-				mine = append(mine, d)
-			}
-		}
-		decisions = mine
-	}
-	var deny *cel.Decision
-	var warnings, audit []string
-	var warnDecisions []cel.Decision
-	annotations := map[string]string{}
-	for i, d := range decisions {
-		switch d.Kind {
-		case cel.Deny:
-			if deny == nil {
-				deny = &decisions[i]
-			}
-		case cel.Warn:
-			warnings = append(warnings, d.Message)
-			warnDecisions = append(warnDecisions, d)
-		case cel.Audit:
-			audit = append(audit, d.Message)
-		case cel.Annotation:
-			key := d.Policy + "/" + d.Key
-			if prev, ok := annotations[key]; ok && prev != d.Value {
-				annotations[key] = prev + ", " + d.Value
-			} else {
-				annotations[key] = d.Value
-			}
-		}
-	}
-	got := Allowed
-	var why *cel.Decision
-	switch {
-	case deny != nil:
-		got, why = Denied, deny
-	case len(warnDecisions) > 0:
-		got, why = Warned, &warnDecisions[0]
-		if e.Policy != "" {
-			for i, d := range warnDecisions {
-				if d.Policy == e.Policy {
-					why = &warnDecisions[i]
-					break
-				}
-			}
-		}
-	}
+	ds := sortDecisions(all, e.Only)
+	got, why := ds.verdict(e.Policy)
 	r.Got = string(got)
 	if why != nil {
 		if why.Policy != "" {
@@ -515,6 +428,20 @@ func (st *state) compare(r Result, c *Case, decisions []cel.Decision, admitted *
 			r.Message = why.Message
 		}
 	}
+	fails := ds.failures(e, got, why, admitted)
+	r.Status = report.TestPass
+	if len(fails) > 0 {
+		r.Status = report.TestFail
+		if r.Message != "" {
+			fails = append(fails, "server: "+r.Message)
+		}
+		r.Message = strings.Join(fails, "; ")
+	}
+	return r
+}
+
+// failures says how the outcome differs from what the case expects.
+func (ds decisions) failures(e Expect, got Outcome, why *cel.Decision, admitted *manifest.Object) []string {
 	var fails []string
 	if got != e.Outcome {
 		fails = append(fails, fmt.Sprintf("expected %s, got %s", e.Outcome, got))
@@ -527,29 +454,21 @@ func (st *state) compare(r Result, c *Case, decisions []cel.Decision, admitted *
 			fails = append(fails, fmt.Sprintf("expected message %q, got %q", e.Message, why.Message))
 		}
 	}
-	if e.Warnings != nil && !reflect.DeepEqual(e.Warnings, nonNilStrings(warnings)) {
-		fails = append(fails, fmt.Sprintf("expected warnings %q, got %q", e.Warnings, warnings))
+	if e.Warnings != nil && !reflect.DeepEqual(e.Warnings, nonNilStrings(ds.warnings)) {
+		fails = append(fails, fmt.Sprintf("expected warnings %q, got %q", e.Warnings, ds.warnings))
 	}
-	if e.Audit != nil && !reflect.DeepEqual(e.Audit, nonNilStrings(audit)) {
-		fails = append(fails, fmt.Sprintf("expected audit failures %q, got %q", e.Audit, audit))
+	if e.Audit != nil && !reflect.DeepEqual(e.Audit, nonNilStrings(ds.audit)) {
+		fails = append(fails, fmt.Sprintf("expected audit failures %q, got %q", e.Audit, ds.audit))
 	}
-	if e.AuditAnnotations != nil && !reflect.DeepEqual(e.AuditAnnotations, annotations) {
-		fails = append(fails, fmt.Sprintf("expected audit annotations %s, got %s", mapString(e.AuditAnnotations), mapString(annotations)))
+	if e.AuditAnnotations != nil && !reflect.DeepEqual(e.AuditAnnotations, ds.annotations) {
+		fails = append(fails, fmt.Sprintf("expected audit annotations %s, got %s", mapString(e.AuditAnnotations), mapString(ds.annotations)))
 	}
 	if e.Admitted != nil && got != Denied {
 		if diff := subsetDiff(e.Admitted, admitted); diff != "" {
 			fails = append(fails, "admitted object: "+diff)
 		}
 	}
-	r.Status = Pass
-	if len(fails) > 0 {
-		r.Status = Fail
-		if r.Message != "" {
-			fails = append(fails, "server: "+r.Message)
-		}
-		r.Message = strings.Join(fails, "; ")
-	}
-	return r
+	return fails
 }
 
 func nonNilStrings(s []string) []string {
