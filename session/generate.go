@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kilnhq/kiln/discover/argocd"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,31 +33,32 @@ func (g *Generated) Deliver(w io.Writer) error {
 	return err
 }
 
-// Generate is kiln argocd generate: it builds the App specs and passes
-// through the plain manifests of an app directory (the run's input step
-// with nothing rendered: hidden files and kustomization files are not
-// read), the objects without a namespace given the run's
-// (Settings.Namespace), and judges them.
+// Generate is kiln argocd generate for the Application p (from Argo CD's
+// CMP environment, argocd.PluginFromEnv): dir rendered by the same code
+// as lint renders a source of kiln's plugin (argocd.RenderPlugin: the App
+// specs compiled, the plain manifests passed through, hidden files and
+// kustomization files not read, the objects without a namespace given
+// the Application's, else the run's Settings.Namespace), then judged.
 // With syncWaves the compiled objects carry Argo CD sync waves.
-func (s *Session) Generate(dir string, syncWaves bool) (*Generated, error) {
-	in, err := s.read([]string{dir}, readOptions{plain: true})
-	if err != nil {
-		return nil, err
-	}
-	x := in.x
-	if syncWaves {
-		if err := x.AddSyncWaves(); err != nil {
-			return nil, inputErrors([]error{err})
-		}
-	}
-	errs := in.errs()
-	if len(in.found.Files) == 0 && len(errs) == 0 {
+func (s *Session) Generate(dir string, p *argocd.Plugin, syncWaves bool) (*Generated, error) {
+	out := argocd.RenderPlugin(argocd.PluginRequest{Dir: dir, Plugin: p, Namespace: s.Settings.Namespace,
+		SyncWaves: syncWaves, Excluded: s.Settings.Excluded, Stdin: s.Stdin})
+	errs := out.Source.Errs
+	if len(out.Files) == 0 && len(errs) == 0 {
 		errs = append(errs, &manifest.Error{Pos: manifest.Position{File: dir}, Msg: "no manifests or App specs to generate from"})
 	}
 	if err := inputErrors(errs); err != nil {
 		return nil, err
 	}
-	res, err := s.Judge(x.All, in.listed())
+	listed := make([]rules.FileObjects, 0, len(out.Files))
+	for _, src := range out.Files {
+		fo := rules.FileObjects{File: src.Path}
+		for _, o := range src.Objects {
+			fo.Objects = append(fo.Objects, o.Ref())
+		}
+		listed = append(listed, fo)
+	}
+	res, err := s.Judge(out.Source.Objects, listed)
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +66,11 @@ func (s *Session) Generate(dir string, syncWaves bool) (*Generated, error) {
 	if g.refused {
 		return g, nil
 	}
-	var out bytes.Buffer
-	if err := manifest.Write(&out, x.All); err != nil {
+	var buf bytes.Buffer
+	if err := manifest.Write(&buf, out.Source.Objects); err != nil {
 		return nil, err
 	}
-	g.Stream = out.Bytes()
+	g.Stream = buf.Bytes()
 	return g, nil
 }
 

@@ -85,7 +85,7 @@ func (s *Session) discover(paths []string, o readOptions) *discover.Result {
 		Plain:       o.plain,
 		Charts:      o.charts,
 		Controllers: []discover.Controller{&flux.Controller{Sources: s.Settings.FluxSources},
-			&argocd.Controller{RepoURLs: s.Settings.ArgoCDRepoURLs, Parameters: s.Settings.ArgoCDGenerators}},
+			&argocd.Controller{RepoURLs: s.Settings.ArgoCDRepoURLs, Parameters: s.Settings.ArgoCDGenerators, Excluded: excluded}},
 	})
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 
+	"github.com/kilnhq/kiln/discover/argocd"
 	"github.com/kilnhq/kiln/report"
 	"github.com/kilnhq/kiln/session"
 	"github.com/spf13/cobra"
@@ -37,7 +38,11 @@ func argoGenerate(e *env, dir string, getenv func(string) (string, bool), enviro
 	if err != nil {
 		return err
 	}
-	g, err := s.Generate(dir, syncWaves)
+	app, err := argocd.PluginFromEnv(getenv, environ)
+	if err != nil {
+		return err
+	}
+	g, err := s.Generate(dir, app, syncWaves)
 	if err != nil {
 		return err
 	}

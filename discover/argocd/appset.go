@@ -15,6 +15,7 @@ import (
 	"github.com/Masterminds/sprig/v3"
 	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -35,7 +36,7 @@ type applicationSet struct {
 // repository, matrix and merge of those; others from argocd.generators
 // of .kiln.yaml, else one warning) rendered into its template with the
 // ApplicationSet controller's semantics (goTemplate with sprig and its
-// options, else fasttemplate's {{param}}).
+// options, else fasttemplate's {{param}}), its templatePatch applied.
 func (r *run) generate(o *manifest.Object) []*app {
 	id := o.Namespace + "/" + o.Name
 	if o.Namespace == "" {
@@ -45,24 +46,18 @@ func (r *run) generate(o *manifest.Object) []*app {
 		return nil
 	}
 	r.done["ApplicationSet "+id] = true
-	warn := func(format string, args ...any) {
-		r.out.Warnings = append(r.out.Warnings, &manifest.Error{Pos: o.Pos(), Msg: "warning: argocd: ApplicationSet " + o.Name + ": " + fmt.Sprintf(format, args...)})
-	}
-	c, err := o.Content()
+	as, err := readApplicationSet(o)
 	if err != nil {
 		r.out.Errs = append(r.out.Errs, &manifest.Error{Pos: o.Pos(), Msg: "ApplicationSet " + o.Name + ": " + err.Error()})
 		return nil
 	}
-	data, _ := json.Marshal(c)
-	var as applicationSet
-	if err := json.Unmarshal(data, &as); err != nil {
-		r.out.Errs = append(r.out.Errs, &manifest.Error{Pos: o.Pos(), Msg: "ApplicationSet " + o.Name + ": cannot read its spec: " + err.Error()})
-		return nil
+	warn := func(format string, args ...any) {
+		r.out.Warnings = append(r.out.Warnings, &manifest.Error{Pos: o.Pos(), Msg: "warning: argocd: ApplicationSet " + o.Name + ": " + fmt.Sprintf(format, args...)})
 	}
-	if as.Spec.TemplatePatch != "" {
-		warn("its templatePatch is not applied (kiln renders spec.template)")
+	g := &generation{r: r, set: as, id: id, warn: warn, obj: o, pos: o.Pos()}
+	if t := yamlnode.Value(yamlnode.Value(o.Node(), "spec"), "template"); t != nil {
+		g.pos.Line, g.pos.Column = t.Line, t.Column
 	}
-	g := &generation{r: r, set: &as, id: id, warn: warn}
 	var params []map[string]any
 	for _, gen := range as.Spec.Generators {
 		ps, ok := g.run(gen, 0)
@@ -71,51 +66,14 @@ func (r *run) generate(o *manifest.Object) []*app {
 		}
 		params = append(params, ps...)
 	}
-	pos := o.Pos()
-	if t := yamlnode.Value(yamlnode.Value(o.Node(), "spec"), "template"); t != nil {
-		pos.Line, pos.Column = t.Line, t.Column
-	}
 	var apps []*app
 	for _, p := range params {
-		out, err := g.render(as.Spec.Template, p)
-		if err != nil {
-			r.out.Errs = append(r.out.Errs, &manifest.Error{Pos: pos, Msg: "ApplicationSet " + o.Name + ": template: " + err.Error()})
-			return nil
-		}
-		m, _ := out.(map[string]any)
-		m["apiVersion"], m["kind"] = group+"/v1alpha1", "Application"
-		md, _ := m["metadata"].(map[string]any)
-		if md == nil {
-			md = map[string]any{}
-			m["metadata"] = md
-		}
-		if _, ok := md["namespace"]; !ok && o.Namespace != "" {
-			md["namespace"] = o.Namespace
-		}
-		if ig := o.Annotations[ignoreAnnotation]; ig != "" {
-			ann, _ := md["annotations"].(map[string]any)
-			if ann == nil {
-				ann = map[string]any{}
-			}
-			if _, ok := ann[ignoreAnnotation]; !ok {
-				ann[ignoreAnnotation] = ig
-			}
-			md["annotations"] = ann
-		}
-		y, err := sigsyaml.Marshal(m)
-		if err != nil {
-			continue
-		}
-		objs, errs := manifest.ParseRendered(o.File, y)
-		if len(errs) > 0 || len(objs) != 1 {
-			r.out.Errs = append(r.out.Errs, &manifest.Error{Pos: pos, Msg: fmt.Sprintf("ApplicationSet %s: a generated Application is not an object: %v", o.Name, errs)})
-			continue
-		}
-		n := objs[0].Node()
-		placeAll(n, pos)
-		ao, err := manifest.NewRenderedObject(o.File, manifest.UnitOf(o), o.Doc, n)
+		ao, stop, err := g.application(p)
 		if err != nil {
 			r.out.Errs = append(r.out.Errs, err)
+			if stop {
+				return nil
+			}
 			continue
 		}
 		if a := r.read(ao); a != nil {
@@ -125,12 +83,122 @@ func (r *run) generate(o *manifest.Object) []*app {
 	return apps
 }
 
+// readApplicationSet decodes an ApplicationSet object.
+func readApplicationSet(o *manifest.Object) (*applicationSet, error) {
+	c, err := o.Content()
+	if err != nil {
+		return nil, err
+	}
+	data, _ := json.Marshal(c)
+	var as applicationSet
+	if err := json.Unmarshal(data, &as); err != nil {
+		return nil, fmt.Errorf("cannot read its spec: %v", err)
+	}
+	return &as, nil
+}
+
+// application renders the template (and templatePatch) with one
+// parameter set into an Application object, placed at the template; stop
+// when the template does not render (nothing of the ApplicationSet is
+// generated then).
+func (g *generation) application(p map[string]any) (_ *manifest.Object, stop bool, _ error) {
+	o := g.obj
+	out, err := g.render(g.set.Spec.Template, p)
+	if err != nil {
+		return nil, true, &manifest.Error{Pos: g.pos, Msg: "ApplicationSet " + o.Name + ": template: " + err.Error()}
+	}
+	m, _ := out.(map[string]any)
+	if g.set.Spec.TemplatePatch != "" {
+		if m, err = g.patch(m, p); err != nil {
+			return nil, false, &manifest.Error{Pos: g.pos, Msg: "ApplicationSet " + o.Name + ": templatePatch: " + err.Error()}
+		}
+	}
+	m["apiVersion"], m["kind"] = group+"/v1alpha1", "Application"
+	md, _ := m["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		m["metadata"] = md
+	}
+	if o.Namespace != "" {
+		md["namespace"] = o.Namespace // the ApplicationSet's, whatever the template says
+	}
+	if ig := o.Annotations[ignoreAnnotation]; ig != "" {
+		ann, _ := md["annotations"].(map[string]any)
+		if ann == nil {
+			ann = map[string]any{}
+		}
+		if _, ok := ann[ignoreAnnotation]; !ok {
+			ann[ignoreAnnotation] = ig
+		}
+		md["annotations"] = ann
+	}
+	y, err := sigsyaml.Marshal(m)
+	if err != nil {
+		return nil, false, &manifest.Error{Pos: g.pos, Msg: "ApplicationSet " + o.Name + ": " + err.Error()}
+	}
+	objs, errs := manifest.ParseRendered(o.File, y)
+	if len(errs) > 0 || len(objs) != 1 {
+		return nil, false, &manifest.Error{Pos: g.pos, Msg: fmt.Sprintf("ApplicationSet %s: a generated Application is not an object: %v", o.Name, errs)}
+	}
+	n := objs[0].Node()
+	placeAll(n, g.pos)
+	ao, err := manifest.NewRenderedObject(o.File, manifest.UnitOf(o), o.Doc, n)
+	return ao, false, err
+}
+
+// patch applies the templatePatch, rendered with the parameter set as
+// the template is, to a rendered Application, as the ApplicationSet
+// controller's applyTemplatePatch does: a strategic merge patch over the
+// Application type, whose lists have no merge keys (so a list replaces
+// the list, a map merges into the map, null removes: RFC 7386's JSON
+// merge patch), spec.project kept as the template rendered it.
+func (g *generation) patch(app map[string]any, p map[string]any) (map[string]any, error) {
+	text, err := g.render(g.set.Spec.TemplatePatch, p)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := sigsyaml.YAMLToJSON([]byte(text.(string)))
+	if err != nil {
+		return nil, err
+	}
+	var shape map[string]any
+	if err := json.Unmarshal(patch, &shape); err != nil {
+		return nil, fmt.Errorf("invalid templatePatch: %v", err)
+	}
+	doc, err := json.Marshal(app)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := jsonpatch.MergePatch(doc, patch)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if err := json.Unmarshal(merged, &out); err != nil {
+		return nil, err
+	}
+	spec, _ := out["spec"].(map[string]any)
+	orig, _ := app["spec"].(map[string]any)
+	if spec != nil {
+		if project, ok := orig["project"]; ok {
+			spec["project"] = project
+		} else {
+			delete(spec, "project")
+		}
+	}
+	return out, nil
+}
+
 // generation is one ApplicationSet's generators run.
 type generation struct {
 	r    *run
 	set  *applicationSet
 	id   string
 	warn func(string, ...any)
+	// obj is the ApplicationSet; pos its template, where the
+	// Applications it generates are placed.
+	obj *manifest.Object
+	pos manifest.Position
 }
 
 // run returns a generator's parameter sets; false when the
@@ -218,87 +286,102 @@ func (g *generation) git(m map[string]any) ([]map[string]any, bool) {
 		g.warn("its git generator reads %s, which is not this repository; nothing is generated", orQuote(repoURL))
 		return nil, false
 	}
-	root := g.r.repo.root
 	var out []map[string]any
 	if dirs, ok := m["directories"].([]any); ok {
-		var all []string
-		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
-				return nil
-			}
-			if strings.HasPrefix(d.Name(), ".") && p != root {
-				return filepath.SkipDir
-			}
-			if rel, err := filepath.Rel(root, p); err == nil && rel != "." {
-				all = append(all, filepath.ToSlash(rel))
-			}
-			return nil
-		})
-		for _, p := range all {
-			keep := false
-			for _, d := range dirs {
-				dm, _ := d.(map[string]any)
-				pat, _ := dm["path"].(string)
-				ex, _ := dm["exclude"].(bool)
-				if pathMatch(pat, p) {
-					if ex {
-						keep = false
-						break
-					}
-					keep = true
-				}
-			}
-			if keep {
-				out = append(out, g.pathParams(p, "", nil))
-			}
-		}
+		out = g.gitDirectories(dirs)
 	}
 	if files, ok := m["files"].([]any); ok {
-		var all []string
-		_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != root {
-				return filepath.SkipDir
-			}
-			if !d.IsDir() {
-				if rel, err := filepath.Rel(root, p); err == nil {
-					all = append(all, filepath.ToSlash(rel))
-				}
-			}
+		ps, ok := g.gitFiles(files)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, ps...)
+	}
+	return out, true
+}
+
+// repoPaths lists this repository's folders (dirs) or files, below its
+// root, slash-separated, hidden folders left out.
+func (g *generation) repoPaths(dirs bool) []string {
+	root := g.r.repo.root
+	var all []string
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
 			return nil
-		})
-		for _, f := range files {
-			fm, _ := f.(map[string]any)
-			pat, _ := fm["path"].(string)
-			for _, p := range all {
-				if !pathMatch(pat, p) {
-					continue
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() != dirs {
+			return nil
+		}
+		if rel, err := filepath.Rel(root, p); err == nil && rel != "." {
+			all = append(all, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	return all
+}
+
+// gitDirectories are the parameters of the folders the directories
+// match, the last matching entry deciding (exclude drops the folder).
+func (g *generation) gitDirectories(dirs []any) []map[string]any {
+	var out []map[string]any
+	for _, p := range g.repoPaths(true) {
+		keep := false
+		for _, d := range dirs {
+			dm, _ := d.(map[string]any)
+			pat, _ := dm["path"].(string)
+			ex, _ := dm["exclude"].(bool)
+			if pathMatch(pat, p) {
+				if ex {
+					keep = false
+					break
 				}
-				data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(p)))
-				if err != nil {
-					continue
-				}
-				var docs []map[string]any
-				var one any
-				if err := sigsyaml.Unmarshal(data, &one); err != nil {
-					g.warn("git files %s: %v", p, err)
-					return nil, false
-				}
-				switch x := one.(type) {
-				case map[string]any:
-					docs = append(docs, x)
-				case []any:
-					for _, e := range x {
-						if em, ok := e.(map[string]any); ok {
-							docs = append(docs, em)
-						}
+				keep = true
+			}
+		}
+		if keep {
+			out = append(out, g.pathParams(p, "", nil))
+		}
+	}
+	return out
+}
+
+// gitFiles are the parameters of each JSON or YAML file the files match
+// (one set per object of a file holding a list).
+func (g *generation) gitFiles(files []any) ([]map[string]any, bool) {
+	all := g.repoPaths(false)
+	var out []map[string]any
+	for _, f := range files {
+		fm, _ := f.(map[string]any)
+		pat, _ := fm["path"].(string)
+		for _, p := range all {
+			if !pathMatch(pat, p) {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(g.r.repo.root, filepath.FromSlash(p)))
+			if err != nil {
+				continue
+			}
+			var one any
+			if err := sigsyaml.Unmarshal(data, &one); err != nil {
+				g.warn("git files %s: %v", p, err)
+				return nil, false
+			}
+			var docs []map[string]any
+			switch x := one.(type) {
+			case map[string]any:
+				docs = append(docs, x)
+			case []any:
+				for _, e := range x {
+					if em, ok := e.(map[string]any); ok {
+						docs = append(docs, em)
 					}
 				}
-				for _, d := range docs {
-					out = append(out, g.pathParams(filepath.ToSlash(filepath.Dir(p)), filepath.Base(p), d))
-				}
+			}
+			for _, d := range docs {
+				out = append(out, g.pathParams(filepath.ToSlash(filepath.Dir(p)), filepath.Base(p), d))
 			}
 		}
 	}

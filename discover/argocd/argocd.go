@@ -50,6 +50,10 @@ type Controller struct {
 	// (clusters, SCM providers, pull requests, plugins), by
 	// "namespace/name" of the ApplicationSet (argocd.generators).
 	Parameters map[string][]map[string]any
+	// Excluded leaves files out of what kiln's own plugin reads
+	// (.kiln.yaml's exclude, as `kiln argocd generate` leaves them out);
+	// nil: none.
+	Excluded func(string) bool
 	// Apps are the Applications Render rendered, in order (for tools and
 	// tests that compare them with another renderer).
 	Apps []*Rendered
@@ -60,8 +64,27 @@ type Rendered struct {
 	// Name is the Application's name; Pos where it is written.
 	Name string
 	Pos  manifest.Position
-	// Units hold the objects of each source rendered.
-	Units []*discover.Unit
+	// Object is the Application (for a tool that hands it to another
+	// renderer).
+	Object *manifest.Object
+	// Units hold the objects of each source rendered; SourceOf is the
+	// index in the Application's sources of each.
+	Units    []*discover.Unit
+	SourceOf []int
+	// Plugins are the sources kiln's own plugin rendered.
+	Plugins []PluginRun
+}
+
+// PluginRun is a source of an Application that kiln's own plugin rendered
+// (RenderPlugin), as Argo CD would run `kiln argocd generate` for it.
+type PluginRun struct {
+	// Dir is the source's path in this repository; Path and RepoURL are
+	// the source's (ARGOCD_APP_SOURCE_PATH, ARGOCD_APP_SOURCE_REPO_URL).
+	Dir, Path, RepoURL string
+	// Plugin is what Argo CD hands the plugin.
+	Plugin *Plugin
+	// Objects are what it rendered.
+	Objects []*manifest.Object
 }
 
 // app is an Application to render.
@@ -80,6 +103,17 @@ func (a *app) id() string {
 	return ns + "/" + a.obj.Name
 }
 
+// instance is the name Argo CD knows the Application by (its
+// InstanceName, which names its .argocd-source-<name>.yaml): the name,
+// or namespace_name for an Application outside Argo CD's own namespace
+// (taken to be argocd, its default).
+func (a *app) instance() string {
+	if ns := a.obj.Namespace; ns != "" && ns != "argocd" {
+		return ns + "_" + a.obj.Name
+	}
+	return a.obj.Name
+}
+
 // marker and appKind are what make a file worth reading for Argo CD: its
 // group, and a kind Application or ApplicationSet (YAML or JSON).
 var (
@@ -90,40 +124,9 @@ var (
 // Render renders the Applications of the input.
 func (c *Controller) Render(in *discover.ControllerInput) *discover.ControllerOutput {
 	r := &run{c: c, in: in, out: &discover.ControllerOutput{Consumed: map[string]bool{}}, done: map[string]bool{}}
-	var objs []*manifest.Object
-	var nsFiles []string // files that may declare Namespaces, read once Applications are found
-	for _, f := range in.Files {
-		if f == manifest.Stdin {
-			continue
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(data, marker) && appKind.Match(data) {
-			objs = append(objs, manifest.ReadFile(f, nil).Objects...)
-		} else if bytes.Contains(data, []byte("Namespace")) {
-			nsFiles = append(nsFiles, f)
-		}
-	}
-	for _, units := range [][]*discover.Unit{in.Units, in.Charts} {
-		for _, u := range units {
-			objs = append(objs, u.Source.Objects...)
-		}
-	}
-	found := false
-	for _, o := range objs {
-		found = found || isApplication(o) || isApplicationSet(o)
-	}
-	if !found {
+	objs := collect(in)
+	if objs == nil {
 		return nil
-	}
-	for _, f := range nsFiles {
-		for _, o := range manifest.ReadFile(f, nil).Objects {
-			if o.Kind == "Namespace" {
-				objs = append(objs, o)
-			}
-		}
 	}
 	r.namespaces, r.created = map[string]bool{}, map[string]bool{}
 	var apps []*app
@@ -171,6 +174,49 @@ func (c *Controller) Render(in *discover.ControllerInput) *discover.ControllerOu
 	return r.out
 }
 
+// collect returns the objects of the input that are Applications,
+// ApplicationSets or Namespaces (those of the plain files that name
+// Argo CD's group, of the units and charts), or nil when none is an
+// Application or ApplicationSet.
+func collect(in *discover.ControllerInput) []*manifest.Object {
+	var objs []*manifest.Object
+	var nsFiles []string // files that may declare Namespaces, read once Applications are found
+	for _, f := range in.Files {
+		if f == manifest.Stdin {
+			continue
+		}
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(data, marker) && appKind.Match(data) {
+			objs = append(objs, manifest.ReadFile(f, nil).Objects...)
+		} else if bytes.Contains(data, []byte("Namespace")) {
+			nsFiles = append(nsFiles, f)
+		}
+	}
+	for _, units := range [][]*discover.Unit{in.Units, in.Charts} {
+		for _, u := range units {
+			objs = append(objs, u.Source.Objects...)
+		}
+	}
+	found := false
+	for _, o := range objs {
+		found = found || isApplication(o) || isApplicationSet(o)
+	}
+	if !found {
+		return nil
+	}
+	for _, f := range nsFiles {
+		for _, o := range manifest.ReadFile(f, nil).Objects {
+			if o.Kind == "Namespace" {
+				objs = append(objs, o)
+			}
+		}
+	}
+	return objs
+}
+
 func isApplication(o *manifest.Object) bool {
 	return o.Kind == "Application" && strings.HasPrefix(o.APIVersion, group+"/")
 }
@@ -189,6 +235,8 @@ type run struct {
 	namespaces map[string]bool
 	// created are the Namespaces made from managedNamespaceMetadata.
 	created map[string]bool
+	// cur is the Application being rendered.
+	cur *Rendered
 	// done are the Applications rendered (namespace/name): an
 	// Application that renders itself or an ancestor is not rendered
 	// again.
@@ -214,7 +262,8 @@ func (r *run) warn(a *app, format string, args ...any) {
 // render renders each source of an Application into a unit and returns
 // the Applications and ApplicationSets' Applications they output.
 func (r *run) render(a *app) []*app {
-	rendered := &Rendered{Name: a.name(), Pos: a.obj.Pos()}
+	rendered := &Rendered{Name: a.name(), Pos: a.obj.Pos(), Object: a.obj}
+	r.cur = rendered
 	srcs := a.spec.sources()
 	if len(srcs) == 0 {
 		r.warn(a, "it names no source (spec.source or spec.sources); nothing is rendered")
@@ -233,7 +282,7 @@ func (r *run) render(a *app) []*app {
 			unit.Source.Objects = append(r.managedNamespace(a, unitName(a, srcs, i)), unit.Source.Objects...)
 		}
 		r.out.Units = append(r.out.Units, unit)
-		rendered.Units = append(rendered.Units, unit)
+		rendered.Units, rendered.SourceOf = append(rendered.Units, unit), append(rendered.SourceOf, i)
 		for _, o := range unit.Source.Objects {
 			switch {
 			case isApplication(o):
@@ -284,9 +333,18 @@ func (r *run) renderSource(a *app, srcs []source, i int) *discover.Unit {
 	if err != nil {
 		return r.failed(a, name, err.Error())
 	}
+	srcs, files, err := withOverrides(srcs, i, dir, a.instance())
+	if err != nil {
+		return r.failed(a, name, err.Error())
+	}
+	r.consumeOverrides(files)
+	s = &srcs[i]
 	typ, err := s.explicitType()
 	if err != nil {
 		return r.failed(a, name, err.Error())
+	}
+	if isKilnPlugin(s, typ, dir) {
+		return r.renderKilnPlugin(a, s, dir, name)
 	}
 	if typ == "" {
 		typ = discoverType(dir)

@@ -52,10 +52,36 @@ func (r *run) values(a *app, srcs []source, i int, dir string) (*helmValues, err
 	if h == nil {
 		return out, nil
 	}
+	if err := r.valueFiles(a, srcs, dir, h, out); err != nil {
+		return nil, err
+	}
+	node := sourceNode(a, i)
+	if len(s.overrides) > 0 {
+		node = nil // merged from .argocd-source files: not all at the Application's lines
+	}
+	helmNode := yamlnode.Value(node, "helm")
+	given := &yaml.Node{Kind: yaml.SequenceNode}
+	if err := inlineValues(h, helmNode, out, given); err != nil {
+		return nil, err
+	}
+	if err := parameters(h, helmNode, out, given); err != nil {
+		return nil, err
+	}
+	if err := r.fileParameters(srcs, dir, h, out); err != nil {
+		return nil, err
+	}
+	if len(given.Content) > 0 {
+		out.given = given
+	}
+	return out, nil
+}
+
+// valueFiles merges the valueFiles in order.
+func (r *run) valueFiles(a *app, srcs []source, dir string, h *helmSpec, out *helmValues) error {
 	for _, vf := range h.ValueFiles {
 		path, err := r.valueFile(srcs, dir, vf)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if path == "" {
 			r.warn(a, "values file %s is a URL, which kiln never fetches; it is left out", vf)
@@ -66,22 +92,25 @@ func (r *run) values(a *app, srcs []source, i int, dir string) (*helmValues, err
 			if os.IsNotExist(err) && h.IgnoreMissingValueFiles {
 				continue
 			}
-			return nil, fmt.Errorf("values file %s: %v", vf, manifest.PathErr(err))
+			return fmt.Errorf("values file %s: %v", vf, manifest.PathErr(err))
 		}
 		out.read[pathkey.Real(path)] = true
 		m := map[string]any{}
 		if err := sigsyaml.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("values file %s: %v", vf, err)
+			return fmt.Errorf("values file %s: %v", vf, err)
 		}
 		out.vals = discover.MergeValues(out.vals, m)
 	}
-	node := sourceNode(a, i)
-	helmNode := yamlnode.Value(node, "helm")
-	given := &yaml.Node{Kind: yaml.SequenceNode}
+	return nil
+}
+
+// inlineValues merges valuesObject, or else values, over the value
+// files; the Application's node of them goes into given.
+func inlineValues(h *helmSpec, helmNode *yaml.Node, out *helmValues, given *yaml.Node) error {
 	if len(h.ValuesObject) > 0 && string(h.ValuesObject) != "null" {
 		m := map[string]any{}
 		if err := json.Unmarshal(h.ValuesObject, &m); err != nil {
-			return nil, fmt.Errorf("helm.valuesObject: %v", err)
+			return fmt.Errorf("helm.valuesObject: %v", err)
 		}
 		out.vals = discover.MergeValues(out.vals, m)
 		if n := yamlnode.Value(helmNode, "valuesObject"); n != nil {
@@ -90,13 +119,20 @@ func (r *run) values(a *app, srcs []source, i int, dir string) (*helmValues, err
 	} else if strings.TrimSpace(h.Values) != "" {
 		m := map[string]any{}
 		if err := sigsyaml.Unmarshal([]byte(h.Values), &m); err != nil {
-			return nil, fmt.Errorf("helm.values: %v", err)
+			return fmt.Errorf("helm.values: %v", err)
 		}
 		out.vals = discover.MergeValues(out.vals, m)
 		if n := yamlnode.Value(helmNode, "values"); n != nil {
 			given.Content = append(given.Content, blockValues(n, h.Values))
 		}
 	}
+	return nil
+}
+
+// parameters sets the parameters (--set, then --set-string for those
+// with forceString), unescaped commas escaped as Argo CD does; each
+// parameter's node goes into given.
+func parameters(h *helmSpec, helmNode *yaml.Node, out *helmValues, given *yaml.Node) error {
 	params := yamlnode.Value(helmNode, "parameters")
 	var setString []string
 	for j, p := range h.Parameters {
@@ -104,7 +140,7 @@ func (r *run) values(a *app, srcs []source, i int, dir string) (*helmValues, err
 		if p.ForceString {
 			setString = append(setString, expr)
 		} else if err := strvals.ParseInto(expr, out.vals); err != nil {
-			return nil, fmt.Errorf("helm.parameters %s: %v", p.Name, err)
+			return fmt.Errorf("helm.parameters %s: %v", p.Name, err)
 		}
 		if params != nil && j < len(params.Content) {
 			given.Content = append(given.Content, paramNode(params.Content[j], p.Name, p.Value))
@@ -112,13 +148,18 @@ func (r *run) values(a *app, srcs []source, i int, dir string) (*helmValues, err
 	}
 	for _, expr := range setString {
 		if err := strvals.ParseIntoString(expr, out.vals); err != nil {
-			return nil, fmt.Errorf("helm.parameters %s: %v", expr, err)
+			return fmt.Errorf("helm.parameters %s: %v", expr, err)
 		}
 	}
+	return nil
+}
+
+// fileParameters sets the fileParameters (--set-file).
+func (r *run) fileParameters(srcs []source, dir string, h *helmSpec, out *helmValues) error {
 	for _, fp := range h.FileParameters {
 		path, err := r.valueFile(srcs, dir, fp.Path)
 		if err != nil || path == "" {
-			return nil, fmt.Errorf("helm.fileParameters %s: %s is not a file of this repository", fp.Name, fp.Path)
+			return fmt.Errorf("helm.fileParameters %s: %s is not a file of this repository", fp.Name, fp.Path)
 		}
 		out.read[pathkey.Real(path)] = true
 		reader := func(rs []rune) (any, error) {
@@ -126,13 +167,10 @@ func (r *run) values(a *app, srcs []source, i int, dir string) (*helmValues, err
 			return string(data), err
 		}
 		if err := strvals.ParseIntoFile(fp.Name+"="+path, out.vals, reader); err != nil {
-			return nil, fmt.Errorf("helm.fileParameters %s: %v", fp.Name, err)
+			return fmt.Errorf("helm.fileParameters %s: %v", fp.Name, err)
 		}
 	}
-	if len(given.Content) > 0 {
-		out.given = given
-	}
-	return out, nil
+	return nil
 }
 
 // valueFile resolves a values file as the repo-server does: "$ref/path"

@@ -45,6 +45,10 @@ type source struct {
 	Kustomize      *kustSpec  `json:"kustomize"`
 	Directory      *dirSpec   `json:"directory"`
 	Plugin         *pluginRef `json:"plugin"`
+	// overrides are the .argocd-source files merged into it
+	// (withOverrides): its settings are then not all written in the
+	// Application, so no value is placed at the Application's lines.
+	overrides []string
 }
 
 type helmSpec struct {
@@ -97,6 +101,11 @@ type dirSpec struct {
 
 type pluginRef struct {
 	Name string `json:"name"`
+	Env  []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"env"`
+	Parameters []PluginParameter `json:"parameters"`
 }
 
 // readApplication decodes an Application object.

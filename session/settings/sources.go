@@ -174,26 +174,45 @@ type argoParameter struct {
 // silently; notes are things to tell the user.
 func FromArgo(getenv func(string) (string, bool), environ []string) (s *Settings, notes []string, err error) {
 	s = New()
-	if kv, ok := getenv("KUBE_VERSION"); ok && kv != "" {
-		v, perr := manifest.ParseKubeVersion(cutVersionMetadata(kv))
-		switch {
-		case perr != nil:
-			notes = append(notes, fmt.Sprintf("KUBE_VERSION %q is not a Kubernetes version; judging for %s", kv, manifest.LatestKube))
-		case manifest.LatestKube.Less(v):
-			notes = append(notes, fmt.Sprintf("KUBE_VERSION %s is newer than kiln knows; judging for %s", kv, manifest.LatestKube))
-			err = s.Apply(Assignment{Key: "kubeVersion", Value: Scalar(manifest.LatestKube.String()), From: "KUBE_VERSION"})
-		default:
-			err = s.Apply(Assignment{Key: "kubeVersion", Value: Scalar(v.String()), From: "KUBE_VERSION"})
-		}
-		if err != nil {
-			return nil, nil, err
-		}
+	if notes, err = argoKubeVersion(s, getenv); err != nil {
+		return nil, nil, err
 	}
 	if ns, ok := getenv("ARGOCD_APP_NAMESPACE"); ok {
 		if err := s.Apply(Assignment{Key: "namespace", Value: Scalar(ns), From: "ARGOCD_APP_NAMESPACE"}); err != nil {
 			return nil, nil, err
 		}
 	}
+	if err := argoEnv(s, getenv, environ); err != nil {
+		return nil, nil, err
+	}
+	if err := argoParameters(s, getenv); err != nil {
+		return nil, nil, err
+	}
+	return s, notes, nil
+}
+
+// argoKubeVersion applies KUBE_VERSION, the destination cluster's
+// version: one kiln cannot read or newer than it knows is a note.
+func argoKubeVersion(s *Settings, getenv func(string) (string, bool)) (notes []string, err error) {
+	kv, ok := getenv("KUBE_VERSION")
+	if !ok || kv == "" {
+		return nil, nil
+	}
+	v, perr := manifest.ParseKubeVersion(cutVersionMetadata(kv))
+	switch {
+	case perr != nil:
+		notes = append(notes, fmt.Sprintf("KUBE_VERSION %q is not a Kubernetes version; judging for %s", kv, manifest.LatestKube))
+	case manifest.LatestKube.Less(v):
+		notes = append(notes, fmt.Sprintf("KUBE_VERSION %s is newer than kiln knows; judging for %s", kv, manifest.LatestKube))
+		err = s.Apply(Assignment{Key: "kubeVersion", Value: Scalar(manifest.LatestKube.String()), From: "KUBE_VERSION"})
+	default:
+		err = s.Apply(Assignment{Key: "kubeVersion", Value: Scalar(v.String()), From: "KUBE_VERSION"})
+	}
+	return notes, err
+}
+
+// argoEnv applies the ARGOCD_ENV_KILN_* variables, by name.
+func argoEnv(s *Settings, getenv func(string) (string, bool), environ []string) error {
 	var names []string
 	for _, kv := range environ {
 		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, ArgoEnvPrefix) {
@@ -209,20 +228,25 @@ func FromArgo(getenv func(string) (string, bool), environ []string) (s *Settings
 			}
 		}
 		if e == nil {
-			return nil, nil, &Error{From: name, Msg: "unknown setting in the Application's plugin env (known: " + ArgoNames(false) + ")"}
+			return &Error{From: name, Msg: "unknown setting in the Application's plugin env (known: " + ArgoNames(false) + ")"}
 		}
 		v, _ := getenv(name)
 		if err := s.Apply(Assignment{Key: e.key, Value: argoValue(e, v), From: name}); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// argoParameters applies ARGOCD_APP_PARAMETERS.
+func argoParameters(s *Settings, getenv func(string) (string, bool)) error {
 	raw, ok := getenv("ARGOCD_APP_PARAMETERS")
 	if !ok || strings.TrimSpace(raw) == "" {
-		return s, notes, nil
+		return nil
 	}
 	var params []argoParameter
 	if err := json.Unmarshal([]byte(raw), &params); err != nil {
-		return nil, nil, &Error{From: "ARGOCD_APP_PARAMETERS", Msg: "not a JSON list of parameters: " + err.Error()}
+		return &Error{From: "ARGOCD_APP_PARAMETERS", Msg: "not a JSON list of parameters: " + err.Error()}
 	}
 	for _, p := range params {
 		var e *entry
@@ -233,14 +257,14 @@ func FromArgo(getenv func(string) (string, bool), environ []string) (s *Settings
 		}
 		from := "plugin parameter " + p.Name
 		if e == nil {
-			return nil, nil, &Error{From: from, Msg: "unknown in the Application (known: " + ArgoNames(true) + ")"}
+			return &Error{From: from, Msg: "unknown in the Application (known: " + ArgoNames(true) + ")"}
 		}
 		var v *yaml.Node
 		switch {
 		case p.Map != nil:
-			return nil, nil, &Error{From: from, Msg: "takes a string, not a map"}
+			return &Error{From: from, Msg: "takes a string, not a map"}
 		case p.Array != nil && e.kind != list:
-			return nil, nil, &Error{From: from, Msg: "takes a string, not an array"}
+			return &Error{From: from, Msg: "takes a string, not an array"}
 		case p.Array != nil:
 			v = List(p.Array)
 		case p.String != nil:
@@ -249,10 +273,10 @@ func FromArgo(getenv func(string) (string, bool), environ []string) (s *Settings
 			continue
 		}
 		if err := s.Apply(Assignment{Key: e.key, Value: v, From: from}); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	return s, notes, nil
+	return nil
 }
 
 // argoValue is a string from Argo CD as a setting's value: a list setting
