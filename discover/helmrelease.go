@@ -19,6 +19,7 @@ import (
 	fluxchartutil "github.com/fluxcd/pkg/chartutil"
 	"github.com/go-logr/logr"
 	"github.com/kilnhq/kiln/discover/charts"
+	"github.com/kilnhq/kiln/discover/rendercache"
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
@@ -76,6 +77,7 @@ type HelmReleases struct {
 func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *HelmReleases {
 	out := &HelmReleases{}
 	r := &releaseRenderer{opts: opts, ctx: newFluxContext(context), out: out, parsed: map[string]*chart.Chart{}}
+	r.ctx.onFind = r.recordFind
 	if opts.Charts != nil {
 		r.cache = opts.Charts
 	} else if c, err := charts.Open(""); err == nil {
@@ -86,7 +88,7 @@ func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *Hel
 		if !IsHelmRelease(o) {
 			continue
 		}
-		u := r.render(o)
+		u := r.renderCached(o)
 		if !seen[u.Dir] {
 			seen[u.Dir] = true
 			out.Units = append(out.Units, u)
@@ -98,6 +100,9 @@ func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *Hel
 // fluxContext finds the objects a HelmRelease names, by kind, namespace and name.
 type fluxContext struct {
 	byName map[string][]*manifest.Object // "Kind/name"
+	// onFind, when set, is told of each lookup and what it found (the
+	// render cache's dependencies of a release).
+	onFind func(kind, ns, name string, o *manifest.Object)
 }
 
 func newFluxContext(objs []*manifest.Object) *fluxContext {
@@ -112,6 +117,15 @@ func newFluxContext(objs []*manifest.Object) *fluxContext {
 // find returns the object of kind named name in namespace ns (an object
 // without a namespace matches any: a Flux Kustomization may set it).
 func (c *fluxContext) find(kind, ns, name string) *manifest.Object {
+	o := c.lookup(kind, ns, name)
+	if c.onFind != nil {
+		c.onFind(kind, ns, name, o)
+	}
+	return o
+}
+
+// lookup is find without its hook.
+func (c *fluxContext) lookup(kind, ns, name string) *manifest.Object {
 	var loose *manifest.Object
 	for _, o := range c.byName[kind+"/"+name] {
 		if o.Namespace == ns {
@@ -168,6 +182,9 @@ type releaseRenderer struct {
 	cache  *charts.Cache
 	out    *HelmReleases
 	parsed map[string]*chart.Chart // a chart by digest or folder, loaded and parsed once per call
+	// deps records what the release rendering now reads, for the render
+	// cache (nil: nothing recorded).
+	deps *rendercache.Deps
 }
 
 // load returns the chart parsed under key, parsing it with parse the first
@@ -185,6 +202,13 @@ func (r *releaseRenderer) load(key string, parse func() (*chart.Chart, error)) (
 	return chartCopy(ch), nil
 }
 
+// releaseUnitDir names the unit of a HelmRelease: one HelmRelease file may be
+// built by several kustomizations (overlays patching it differently), and
+// each build's copy is a release of its own.
+func releaseUnitDir(o *manifest.Object) string {
+	return manifest.UnitOf(o) + "#" + orDefault(o.Namespace, "default") + "/" + o.Name
+}
+
 // render renders one HelmRelease into its unit.
 func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 	ns := o.Namespace
@@ -198,7 +222,7 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 	src := &manifest.Source{Path: o.File}
 	// One HelmRelease file may be built by several kustomizations (overlays
 	// patching it differently): each build's copy is a release of its own.
-	u := &Unit{Kind: "helmrelease", Dir: manifest.UnitOf(o) + "#" + ns + "/" + o.Name, Source: src}
+	u := &Unit{Kind: "helmrelease", Dir: releaseUnitDir(o), Source: src}
 	fail := func(format string, args ...any) *Unit {
 		src.Errs = append(src.Errs, &manifest.Error{Pos: o.Pos(), Msg: id + ": " + fmt.Sprintf(format, args...)})
 		return u
@@ -388,10 +412,14 @@ func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) 
 		if r.opts.GitSource != nil {
 			root, ok = r.opts.GitSource(srcNS, spec.SourceRef.Name, o.File)
 		}
+		r.recordGit(srcNS, spec.SourceRef.Name, o.File, root, ok)
 		if !ok {
 			return nil, "", fmt.Errorf("its chart is in GitRepository %s/%s, which kiln does not know to be this repository (map it to a folder in flux.sources in .kiln.yaml)", srcNS, spec.SourceRef.Name)
 		}
 		dir := filepath.Join(root, filepath.FromSlash(spec.Chart))
+		if r.deps != nil {
+			chartTrees(r.deps, r.opts.renders, dir, map[string]bool{})
+		}
 		ch, err := r.load("dir:"+pathkey.Real(dir), func() (*chart.Chart, error) {
 			ch, err := loader.LoadDir(dir)
 			if err != nil {
@@ -445,6 +473,7 @@ func (r *releaseRenderer) cached(src charts.Source) (*chart.Chart, string, error
 		}
 		return nil, "", fmt.Errorf("chart %s: %v", src, err)
 	}
+	r.recordChart(src, c.Digest)
 	ch, err := r.load("sha256:"+c.Digest, func() (*chart.Chart, error) {
 		data, err := os.ReadFile(c.Path)
 		if err != nil {

@@ -99,6 +99,9 @@ func (r *run) build(k *kustomization, treeObjs []*object) *result {
 	res.built = r.in.Build(discover.BuildRequest{
 		Dir: dir, Kustomization: kdata, KustomizationFile: kfile, ReportAt: reportAt,
 		LoadAnywhere: true, Transform: transform(&typed, data, vars, missing), Unit: unitName,
+		// The transform is the Kustomization's spec with its variables
+		// (key); what it notes on the side is the variables it misses.
+		TransformKey: key, Remember: func() bool { return len(missing) == 0 },
 	})
 	if len(missing) > 0 {
 		names := make([]string, 0, len(missing))
