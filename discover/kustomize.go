@@ -85,7 +85,11 @@ func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
 		return b
 	}
 	if shared.rendered != nil {
-		shared.rendered("kustomization", b.dir)
+		name := b.dir
+		if b.req != nil && b.req.Unit != "" {
+			name = b.req.Unit
+		}
+		shared.rendered("kustomization", name)
 	}
 	if ok {
 		b.deps = &rendercache.Deps{}
