@@ -257,7 +257,7 @@ func (r *releaseRenderer) renderCached(o *manifest.Object) *Unit {
 		}
 	}
 	if r.opts.Rendered != nil {
-		r.opts.Rendered("helmrelease", o.File+"#"+o.Namespace+"/"+o.Name)
+		r.opts.Rendered("helmrelease", releaseUnitDir(o))
 	}
 	if !ok || st == nil {
 		return r.render(o)
