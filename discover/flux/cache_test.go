@@ -331,8 +331,8 @@ func TestRenderCacheEdits(t *testing.T) {
 		fluxApps   = "kustomization Kustomization flux-system/apps (clusters/prod/apps.yaml:1)"
 		fluxSystem = "kustomization Kustomization flux-system/flux-system (clusters/prod/sync.yaml:9)"
 		chart      = "chart charts/podinfo"
-		one        = "helmrelease apps/releases.yaml#apps/one"
-		two        = "helmrelease apps/releases.yaml#apps/two"
+		one        = "helmrelease Kustomization flux-system/apps (clusters/prod/apps.yaml:1)#apps/one"
+		two        = "helmrelease Kustomization flux-system/apps (clusters/prod/apps.yaml:1)#apps/two"
 	)
 	// (Flux builds apps twice, as written and as flux-system outputs it
 	// with its owner labels: both builds read what apps reads.)
