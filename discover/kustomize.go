@@ -81,8 +81,12 @@ func buildKustomization(dir string, shared *buildShared) *kustBuild {
 // set), or restores what building it gave from the render cache.
 func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
 	key, ok := buildKey(b, shared.store)
-	if ok && restoreBuild(b, shared.store.Lookup(key, nil), shared.store) {
-		return b
+	var slot rendercache.Slot
+	if ok {
+		var rec *rendercache.Record
+		if rec, slot = shared.store.Lookup(key, nil); restoreBuild(b, rec, shared.store) {
+			return b
+		}
 	}
 	if shared.rendered != nil {
 		name := b.dir
@@ -97,7 +101,7 @@ func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
 	build(b, shared)
 	if ok {
 		if rec := buildRecord(b, shared.store); rec != nil {
-			shared.store.Hold(key, rec)
+			shared.store.Hold(slot, rec)
 		}
 	}
 	return b

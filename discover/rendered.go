@@ -116,7 +116,8 @@ func renderChartCached(dir string, opts Options) (*manifest.Source, []error) {
 	}
 	settings, _ := json.Marshal(set)
 	key := rendercache.NewKey("chart").Add(dir, string(settings), kubeKey(opts.KubeVersion)).Sum()
-	if rec := st.Lookup(key, nil); rec != nil {
+	rec, slot := st.Lookup(key, nil)
+	if rec != nil {
 		if objs, ok := rec.MakeObjects(); ok {
 			return &manifest.Source{Path: filepath.Join(dir, "Chart.yaml"), Objects: objs}, rec.Warnings
 		}
@@ -138,7 +139,7 @@ func renderChartCached(dir string, opts Options) (*manifest.Source, []error) {
 		for _, o := range src.Objects {
 			rec.Objects = append(rec.Objects, rendercache.ObjectOf(o))
 		}
-		st.Put(key, rec)
+		st.Put(slot, rec)
 	}
 	return src, warnings
 }
@@ -251,9 +252,13 @@ func releaseKey(o *manifest.Object, opts Options) ([32]byte, bool) {
 func (r *releaseRenderer) renderCached(o *manifest.Object) *Unit {
 	st := r.opts.renders
 	key, ok := releaseKey(o, r.opts)
+	var slot rendercache.Slot
 	if ok && st != nil {
-		if u := r.restore(o, st.Lookup(key, r.inputNow)); u != nil {
-			return u
+		var rec *rendercache.Record
+		if rec, slot = st.Lookup(key, r.inputNow); rec != nil {
+			if u := r.restore(o, rec); u != nil {
+				return u
+			}
 		}
 	}
 	if r.opts.Rendered != nil {
@@ -281,7 +286,7 @@ func (r *releaseRenderer) renderCached(o *manifest.Object) *Unit {
 	for _, ro := range u.Source.Objects {
 		rec.Objects = append(rec.Objects, rendercache.ObjectOf(ro))
 	}
-	st.Put(key, rec)
+	st.Put(slot, rec)
 	return u
 }
 

@@ -16,7 +16,8 @@ const maxDepth = 512
 // Encode writes the record; it fails for a tree it cannot write
 // faithfully (an alias, a tree nested deeper than maxDepth).
 func (r *Record) Encode() ([]byte, error) {
-	buf := binary.AppendUvarint(nil, uint64(len(r.Deps)))
+	buf := binary.AppendVarint(nil, r.At)
+	buf = binary.AppendUvarint(buf, uint64(len(r.Deps)))
 	for _, d := range r.Deps {
 		buf = append(buf, d.Kind)
 		buf = binrec.AppendString(buf, d.Name)
@@ -144,7 +145,7 @@ func Decode(data []byte) (rec *Record, ok bool) {
 		return nil, false
 	}
 	r := &reader{binrec.Reader{Data: data}}
-	rec = &Record{}
+	rec = &Record{At: r.Varint()}
 	for range r.count() {
 		d := Dep{Kind: r.byte(), Name: r.Str()}
 		if r.Bad || len(r.Data) < 32 {

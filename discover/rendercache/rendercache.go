@@ -22,11 +22,13 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/manifest"
@@ -305,20 +307,50 @@ func (s *Store) Path(name string) string { return pathkey.Real(s.path(name)) }
 // working directory when below it).
 func (s *Store) Name(path string) string { return s.name(path) }
 
-// Lookup returns the record under key if its dependencies are as they
-// were: files read again, inputs through input (which returns the digest
-// an input has now; false: it cannot tell). nil: render the unit.
-func (s *Store) Lookup(key [32]byte, input func(name string) ([32]byte, bool)) *Record {
+// slots is how many records one key keeps: renders of one unit from
+// different inputs (kiln diff's two sides, the last few edits) each keep
+// theirs. A miss replaces an empty slot, else the one written longest ago.
+const slots = 4
+
+// Slot is where a render's record goes after a miss (Lookup).
+type Slot struct {
+	key [32]byte
+	ok  bool
+}
+
+func slotKey(key [32]byte, i int) [32]byte {
+	return sha256.Sum256(append(key[:], byte(i)))
+}
+
+// Lookup returns a record under key whose dependencies are as they were:
+// files read again, inputs through input (which returns the digest an
+// input has now; false: it cannot tell). Without one (nil: render the
+// unit), slot is where its record is to go.
+func (s *Store) Lookup(key [32]byte, input func(name string) ([32]byte, bool)) (rec *Record, slot Slot) {
 	if s == nil {
-		return nil
+		return nil, Slot{}
 	}
-	rec, ok := Decode(s.cache.Get(key))
-	if ok && s.valid(rec.Deps, input) {
-		s.hits.Add(1)
-		return rec
+	free, oldest := -1, 0
+	oldestAt := int64(math.MaxInt64)
+	for i := range slots {
+		r, ok := Decode(s.cache.Get(slotKey(key, i)))
+		switch {
+		case !ok:
+			if free < 0 {
+				free = i
+			}
+		case s.valid(r.Deps, input):
+			s.hits.Add(1)
+			return r, Slot{}
+		case r.At < oldestAt:
+			oldest, oldestAt = i, r.At
+		}
 	}
 	s.misses.Add(1)
-	return nil
+	if free < 0 {
+		free = oldest
+	}
+	return nil, Slot{key: slotKey(key, free), ok: true}
 }
 
 func (s *Store) valid(deps []Dep, input func(string) ([32]byte, bool)) bool {
@@ -350,29 +382,31 @@ func (s *Store) valid(deps []Dep, input func(string) ([32]byte, bool)) bool {
 	return true
 }
 
-// Put stores rec under key now.
-func (s *Store) Put(key [32]byte, rec *Record) {
-	if s == nil {
+// Put stores rec in slot now.
+func (s *Store) Put(slot Slot, rec *Record) {
+	if s == nil || !slot.ok {
 		return
 	}
+	rec.At = time.Now().UnixNano()
 	if data, err := rec.Encode(); err == nil {
-		s.cache.Put(key, data)
+		s.cache.Put(slot.key, data)
 	}
 }
 
-// Hold keeps rec to store under key at Commit: for renders whose output
-// on stderr is said for several at once (kustomize's), known only once
-// all of them are done.
-func (s *Store) Hold(key [32]byte, rec *Record) {
-	if s == nil {
+// Hold keeps rec to store in slot at Commit: for renders whose output on
+// stderr is said for several at once (kustomize's), known only once all
+// of them are done.
+func (s *Store) Hold(slot Slot, rec *Record) {
+	if s == nil || !slot.ok {
 		return
 	}
+	rec.At = time.Now().UnixNano()
 	data, err := rec.Encode()
 	if err != nil {
 		return
 	}
 	s.mu.Lock()
-	s.pending = append(s.pending, held{key, data})
+	s.pending = append(s.pending, held{slot.key, data})
 	s.mu.Unlock()
 }
 
@@ -409,6 +443,9 @@ type Record struct {
 	Warnings []error
 	// Extra is what else the renderer keeps (the files a build read).
 	Extra []string
+	// At is when the record was written (Unix nanoseconds): the oldest of
+	// a key's slots goes first.
+	At int64
 }
 
 // ObjectOf returns what a record holds of a rendered object.

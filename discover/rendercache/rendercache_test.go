@@ -50,6 +50,7 @@ func sampleRecord(t testing.TB) *Record {
 			Node: tree(t, "apiVersion: v1 # the version\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: \"1\"\n  b: [x, y]\n")}},
 		Warnings: []error{&manifest.Error{Pos: manifest.Position{File: "apps/web.yaml", Line: 3, Column: 1}, Msg: "warning: something"}, errors.New("warning: kustomize: a line")},
 		Extra:    []string{"", "apps/web.yaml"},
+		At:       1765000000000000000,
 	}
 }
 
@@ -65,7 +66,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		if !ok {
 			t.Fatalf("Decode of a whole record failed")
 		}
-		if !reflect.DeepEqual(got.Deps, rec.Deps) || !reflect.DeepEqual(got.Extra, rec.Extra) || len(got.Objects) != len(rec.Objects) || len(got.Warnings) != len(rec.Warnings) {
+		if got.At != rec.At || !reflect.DeepEqual(got.Deps, rec.Deps) || !reflect.DeepEqual(got.Extra, rec.Extra) || len(got.Objects) != len(rec.Objects) || len(got.Warnings) != len(rec.Warnings) {
 			t.Fatalf("round trip: got %+v, want %+v", got, rec)
 		}
 		for i := range rec.Objects {
@@ -187,18 +188,58 @@ func TestLookup(t *testing.T) {
 		t.Fatal("deps unkeyed")
 	}
 	key := NewKey("test").Add("unit").Sum()
-	st.Put(key, &Record{Deps: list})
+	_, slot := st.Lookup(key, input)
+	st.Put(slot, &Record{Deps: list})
 	for _, tc := range cases {
 		tc.change()
-		if got := st.Lookup(key, input) != nil; got != tc.hit {
-			t.Errorf("%s: hit %v, want %v", tc.name, got, tc.hit)
+		if rec, _ := st.Lookup(key, input); (rec != nil) != tc.hit {
+			t.Errorf("%s: hit %v, want %v", tc.name, rec != nil, tc.hit)
 		}
 	}
-	data := c.Get(key)
-	c.Put(key, data[:len(data)-1])
 	inputs["cm"] = sha256.Sum256([]byte("1"))
-	if st.Lookup(key, input) != nil {
+	for k, data := range c.m {
+		c.Put(k, data[:len(data)-1])
+	}
+	if rec, _ := st.Lookup(key, input); rec != nil {
 		t.Error("a damaged record was found")
+	}
+}
+
+// TestSlots: one unit keeps the records of several inputs (kiln diff's
+// two sides alternate, both found); past slots, the record written
+// longest ago goes.
+func TestSlots(t *testing.T) {
+	st := New(&memCache{})
+	key := NewKey("test").Add("unit").Sum()
+	version := 0
+	input := func(string) ([32]byte, bool) { return sha256.Sum256([]byte{byte(version)}), true }
+	put := func() {
+		rec, slot := st.Lookup(key, input)
+		if rec != nil {
+			t.Fatalf("version %d found before it was put", version)
+		}
+		st.Put(slot, &Record{Deps: []Dep{{Kind: DepInput, Name: "v", Sum: sha256.Sum256([]byte{byte(version)})}}})
+	}
+	found := func(v int) bool {
+		version = v
+		rec, _ := st.Lookup(key, input)
+		return rec != nil
+	}
+	for v := range slots {
+		version = v
+		put()
+	}
+	for range 2 {
+		for v := range slots {
+			if !found(v) {
+				t.Errorf("version %d of %d not found", v, slots)
+			}
+		}
+	}
+	version = slots
+	put()
+	if found(0) || !found(1) || !found(slots) {
+		t.Errorf("after one version more: the oldest found %v, the next %v, the newest %v; want false, true, true", found(0), found(1), found(slots))
 	}
 }
 
@@ -208,17 +249,22 @@ func TestHoldCommit(t *testing.T) {
 	c := &memCache{}
 	st := New(c)
 	k1, k2 := NewKey("t").Add("1").Sum(), NewKey("t").Add("2").Sum()
-	st.Hold(k1, &Record{})
+	_, s1 := st.Lookup(k1, nil)
+	_, s2 := st.Lookup(k2, nil)
+	st.Hold(s1, &Record{})
 	st.Commit(false)
-	st.Hold(k2, &Record{})
+	st.Hold(s2, &Record{})
 	st.Commit(true)
-	if c.Get(k1) != nil || c.Get(k2) == nil {
-		t.Errorf("after a dropped and a kept commit: k1 %v, k2 %v", c.Get(k1) != nil, c.Get(k2) != nil)
+	r1, _ := st.Lookup(k1, nil)
+	r2, _ := st.Lookup(k2, nil)
+	if r1 != nil || r2 == nil {
+		t.Errorf("after a dropped and a kept commit: k1 %v, k2 %v", r1 != nil, r2 != nil)
 	}
 	var none *Store
-	none.Hold(k1, &Record{})
+	_, s := none.Lookup(k1, nil)
+	none.Hold(s, &Record{})
 	none.Commit(true)
-	if none.Lookup(k1, nil) != nil {
+	if r, _ := none.Lookup(k1, nil); r != nil {
 		t.Error("a nil store found a record")
 	}
 }
