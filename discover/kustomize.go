@@ -39,8 +39,10 @@ type kustBuild struct {
 	failed bool
 	// req is set for a build a Controller asked for (BuildRequest).
 	req *BuildRequest
-	// deps records what the build read, for the render cache (nil: none).
-	deps *rendercache.Deps
+	// deps records what the build read, for the render cache (nil: none),
+	// and parts where the objects' detachable schemas are written.
+	deps  *rendercache.Deps
+	parts map[*manifest.Object][]partRef
 }
 
 // buildKustomizations builds each kustomization directory, in parallel,
@@ -84,7 +86,7 @@ func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
 	var slot rendercache.Slot
 	if ok {
 		var rec *rendercache.Record
-		if rec, slot = shared.store.Lookup(key, nil); restoreBuild(b, rec, shared.store) {
+		if rec, slot = shared.store.Lookup(key, nil); restoreBuild(b, rec, shared.store, shared.sources) {
 			return b
 		}
 	}
@@ -101,7 +103,7 @@ func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
 	build(b, shared)
 	if ok {
 		if rec := buildRecord(b, shared.store); rec != nil {
-			shared.store.Hold(slot, rec)
+			withoutSchemas(b, func() { shared.store.Hold(slot, rec) })
 		}
 	}
 	return b
@@ -188,8 +190,9 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 		}
 		var schemas placed
 		var parts []manifest.Detachable
+		var refs []partRef
 		if stub {
-			if schemas, parts, err = shared.sources.restore(node); err != nil {
+			if schemas, parts, refs, err = shared.sources.restore(node); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -205,6 +208,12 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if len(refs) > 0 && b.deps != nil {
+			if b.parts == nil {
+				b.parts = map[*manifest.Object][]partRef{}
+			}
+			b.parts[o] = refs
 		}
 		objs = append(objs, o)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kilnhq/kiln/discover/rendercache"
 	"github.com/kilnhq/kiln/manifest"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // What rendering a unit gave is remembered across runs in the content
@@ -65,20 +66,32 @@ func buildRecord(b *kustBuild, st *rendercache.Store) *rendercache.Record {
 		rec.Extra = append(rec.Extra, st.Name(f))
 	}
 	for _, o := range b.source.Objects {
-		rec.Objects = append(rec.Objects, rendercache.ObjectOf(o))
+		ob := rendercache.ObjectOf(o)
+		for _, p := range b.parts[o] {
+			ob.Parts = append(ob.Parts, rendercache.Part{At: p.at, Doc: p.doc, Slot: p.slot, File: st.Name(p.path), Sum: p.sum})
+		}
+		rec.Objects = append(rec.Objects, ob)
 	}
 	return rec
 }
 
 // restoreBuild sets b to what a record of its build holds; false (b
 // untouched) without a usable record.
-func restoreBuild(b *kustBuild, rec *rendercache.Record, st *rendercache.Store) bool {
+func restoreBuild(b *kustBuild, rec *rendercache.Record, st *rendercache.Store, src *sources) bool {
 	if rec == nil || len(rec.Extra) == 0 {
 		return false
 	}
-	objs, ok := rec.MakeObjects()
-	if !ok {
-		return false
+	objs := make([]*manifest.Object, 0, len(rec.Objects))
+	for _, ob := range rec.Objects {
+		parts, ok := schemaParts(ob, st, src)
+		if !ok {
+			return false
+		}
+		o, err := ob.Make(parts...)
+		if err != nil {
+			return false
+		}
+		objs = append(objs, o)
 	}
 	b.source = &manifest.Source{Path: b.file, Objects: objs}
 	b.component = rec.Extra[0] == buildComponent
@@ -86,6 +99,56 @@ func restoreBuild(b *kustBuild, rec *rendercache.Record, st *rendercache.Store) 
 		b.read[st.Path(name)] = true
 	}
 	return true
+}
+
+// schemaParts puts back the schemas a record of a build left out (a large
+// CRD's, written once in their file: the record names them), shared with
+// every build of the discovery as a build's own are, and returns them as
+// the object's detachable parts; ok is false when the record does not
+// match its tree or the file.
+func schemaParts(ob rendercache.Object, st *rendercache.Store, src *sources) ([]manifest.Detachable, bool) {
+	if len(ob.Parts) == 0 {
+		return nil, true
+	}
+	slots := schemaSlots(ob.Node)
+	parts := make([]manifest.Detachable, 0, len(ob.Parts))
+	for _, p := range ob.Parts {
+		if p.At < 0 || p.At >= len(slots) {
+			return nil, false
+		}
+		sc := src.schemaAt(st.Path(p.File), p.Doc, p.Slot)
+		if sc == nil || sc.sum() != p.Sum {
+			return nil, false
+		}
+		slots[p.At][1] = sc.tree
+		parts = append(parts, sc.part(slots[p.At]))
+	}
+	return parts, true
+}
+
+// withoutSchemas calls fn with the objects' detachable schemas left out of
+// their trees (an empty mapping at the same place): a record names them
+// instead of holding them.
+func withoutSchemas(b *kustBuild, fn func()) {
+	type swap struct {
+		slot  []*yaml.Node
+		value *yaml.Node
+	}
+	var swaps []swap
+	for o, refs := range b.parts {
+		slots := schemaSlots(o.Node())
+		for _, r := range refs {
+			if r.at < len(slots) {
+				v := slots[r.at][1]
+				swaps = append(swaps, swap{slots[r.at], v})
+				slots[r.at][1] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: v.Line, Column: v.Column}
+			}
+		}
+	}
+	fn()
+	for _, s := range swaps {
+		s.slot[1] = s.value
+	}
 }
 
 // chartTrees records the folders a chart in dir is loaded from: its own

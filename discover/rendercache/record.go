@@ -33,6 +33,14 @@ func (r *Record) Encode() ([]byte, error) {
 		if buf, err = appendNode(buf, o.Node, 0); err != nil {
 			return nil, err
 		}
+		buf = binary.AppendUvarint(buf, uint64(len(o.Parts)))
+		for _, p := range o.Parts {
+			for _, v := range []int{p.At, p.Doc, p.Slot} {
+				buf = binary.AppendVarint(buf, int64(v))
+			}
+			buf = binrec.AppendString(buf, p.File)
+			buf = append(buf, p.Sum[:]...)
+		}
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(r.Warnings)))
 	for _, w := range r.Warnings {
@@ -160,6 +168,15 @@ func Decode(data []byte) (rec *Record, ok bool) {
 		o.Doc = r.int()
 		if o.Node = r.node(0); r.Bad {
 			return nil, false
+		}
+		for range r.count() {
+			p := Part{At: r.int(), Doc: r.int(), Slot: r.int(), File: r.Str()}
+			if r.Bad || len(r.Data) < 32 {
+				return nil, false
+			}
+			copy(p.Sum[:], r.Data[:32])
+			r.Data = r.Data[32:]
+			o.Parts = append(o.Parts, p)
 		}
 		rec.Objects = append(rec.Objects, o)
 	}

@@ -433,6 +433,19 @@ type Object struct {
 	File, Unit, Via, ViaIgnore, Cluster string
 	Doc                                 int
 	Node                                *yaml.Node
+	// Parts are the parts of Node the object may let go of and read again
+	// from their file (manifest.Detachable), as the renderer says.
+	Parts []Part
+}
+
+// Part is a detachable part of a recorded object's tree: its place among
+// the tree's parts of that kind (At, the renderer's count), and where it
+// is written (File as a record names it, the document and the part's
+// place in it) with its TreeSum.
+type Part struct {
+	At, Doc, Slot int
+	File          string
+	Sum           [32]byte
 }
 
 // Record is what one render gave and what it read.
@@ -453,9 +466,10 @@ func ObjectOf(o *manifest.Object) Object {
 	return Object{File: o.File, Unit: o.Unit, Via: o.Via, ViaIgnore: o.ViaIgnore, Cluster: o.Cluster, Doc: o.Doc, Node: o.Node()}
 }
 
-// Make returns the object again, as the render made it.
-func (ob Object) Make() (*manifest.Object, error) {
-	o, err := manifest.NewRenderedObject(ob.File, ob.Unit, ob.Doc, ob.Node)
+// Make returns the object again, as the render made it, with the parts
+// of its tree it may let go of.
+func (ob Object) Make(parts ...manifest.Detachable) (*manifest.Object, error) {
+	o, err := manifest.NewRenderedObject(ob.File, ob.Unit, ob.Doc, ob.Node, parts...)
 	if err != nil {
 		return nil, err
 	}
