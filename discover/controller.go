@@ -64,6 +64,14 @@ type BuildRequest struct {
 	// Transform is applied to each object kustomize outputs, before its
 	// positions are set; an error drops the object and is reported.
 	Transform func(*resource.Resource) error
+	// TransformKey is what Transform depends on, for the render cache: a
+	// request with a Transform but no TransformKey is built every run.
+	TransformKey string
+	// Remember, when set, says once the build is done whether all
+	// Transform did is in the objects (nothing noted on the side, which a
+	// build restored from the render cache would not note), so that the
+	// build may be remembered.
+	Remember func() bool
 	// Unit names the unit the objects belong to (manifest.Object.Unit;
 	// "": Dir).
 	Unit string
@@ -172,7 +180,9 @@ func runControllers(opts Options, roots, files []string, marks map[string]Marks,
 		}
 		*charts = keptCharts
 	}
-	res.Warnings = append(res.Warnings, kustomizeNotes(notes())...)
+	printed := kustomizeNotes(notes())
+	shared.store.Commit(len(printed) == 0) // a build restored would not print it again
+	res.Warnings = append(res.Warnings, printed...)
 	res.Units = append(res.Units, rendered...)
 	return consumed
 }

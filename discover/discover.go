@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kilnhq/kiln/discover/charts"
+	"github.com/kilnhq/kiln/discover/rendercache"
 	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/yaml"
 )
@@ -45,6 +46,16 @@ type Options struct {
 	// Controllers render what GitOps controllers deploy from the input
 	// (discover/flux), after the kustomizations are built.
 	Controllers []Controller
+	// Cache, when set, is the content cache rendered units are remembered
+	// in across runs (discover/rendercache): a unit whose inputs are as
+	// they were is restored, not rendered. Not with Edited.
+	Cache manifest.Cache
+	// Rendered, when set, is told of each unit rendered rather than
+	// restored from Cache (its kind and name), as it is.
+	Rendered func(kind, name string)
+
+	// renders is the render cache over Cache of one discovery.
+	renders *rendercache.Store
 }
 
 // ChartSettings are how one chart is rendered.
@@ -177,7 +188,10 @@ func Discover(paths []string, opts Options) *Result {
 		return res
 	}
 
-	shared := &buildShared{sources: newSources(opts.Edited), edited: opts.Edited}
+	if opts.Cache != nil && len(opts.Edited) == 0 {
+		opts.renders = rendercache.New(opts.Cache)
+	}
+	shared := &buildShared{sources: newSources(opts.Edited), edited: opts.Edited, store: opts.renders, rendered: opts.Rendered}
 	builds, notes := buildKustomizations(filterOut(c.kusts, excluded), shared)
 	kusts := settleKustomizations(builds, notes)
 	files, skipped := c.plainFiles(kusts, excluded)
@@ -192,7 +206,7 @@ func Discover(paths []string, opts Options) *Result {
 		if deps[pathkey.Real(dir)] {
 			continue // a file:// dependency: rendered inside the chart that depends on it
 		}
-		src, warnings := renderChart(dir, opts)
+		src, warnings := renderChartCached(dir, opts)
 		charts = append(charts, renderedChart{unit: &Unit{Kind: "chart", Dir: dir, Source: src}, warnings: warnings})
 	}
 	consumed := runControllers(opts, dirArgs(paths), files, marks, kusts, &charts, shared, res)

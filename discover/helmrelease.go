@@ -19,6 +19,7 @@ import (
 	fluxchartutil "github.com/fluxcd/pkg/chartutil"
 	"github.com/go-logr/logr"
 	"github.com/kilnhq/kiln/discover/charts"
+	"github.com/kilnhq/kiln/discover/rendercache"
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
@@ -76,6 +77,7 @@ type HelmReleases struct {
 func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *HelmReleases {
 	out := &HelmReleases{}
 	r := &releaseRenderer{opts: opts, ctx: newFluxContext(context), out: out, parsed: map[string]*chart.Chart{}}
+	r.ctx.onFind = r.recordFind
 	if opts.Charts != nil {
 		r.cache = opts.Charts
 	} else if c, err := charts.Open(""); err == nil {
@@ -86,7 +88,7 @@ func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *Hel
 		if !IsHelmRelease(o) {
 			continue
 		}
-		u := r.render(o)
+		u := r.renderCached(o)
 		if !seen[u.Dir] {
 			seen[u.Dir] = true
 			out.Units = append(out.Units, u)
@@ -98,6 +100,9 @@ func RenderHelmReleases(releases, context []*manifest.Object, opts Options) *Hel
 // fluxContext finds the objects a HelmRelease names, by kind, namespace and name.
 type fluxContext struct {
 	byName map[string][]*manifest.Object // "Kind/name"
+	// onFind, when set, is told of each lookup and what it found (the
+	// render cache's dependencies of a release).
+	onFind func(kind, ns, name string, o *manifest.Object)
 }
 
 func newFluxContext(objs []*manifest.Object) *fluxContext {
@@ -112,6 +117,15 @@ func newFluxContext(objs []*manifest.Object) *fluxContext {
 // find returns the object of kind named name in namespace ns (an object
 // without a namespace matches any: a Flux Kustomization may set it).
 func (c *fluxContext) find(kind, ns, name string) *manifest.Object {
+	o := c.lookup(kind, ns, name)
+	if c.onFind != nil {
+		c.onFind(kind, ns, name, o)
+	}
+	return o
+}
+
+// lookup is find without its hook.
+func (c *fluxContext) lookup(kind, ns, name string) *manifest.Object {
 	var loose *manifest.Object
 	for _, o := range c.byName[kind+"/"+name] {
 		if o.Namespace == ns {
@@ -168,6 +182,9 @@ type releaseRenderer struct {
 	cache  *charts.Cache
 	out    *HelmReleases
 	parsed map[string]*chart.Chart // a chart by digest or folder, loaded and parsed once per call
+	// deps records what the release rendering now reads, for the render
+	// cache (nil: nothing recorded).
+	deps *rendercache.Deps
 }
 
 // load returns the chart parsed under key, parsing it with parse the first
@@ -185,6 +202,65 @@ func (r *releaseRenderer) load(key string, parse func() (*chart.Chart, error)) (
 	return chartCopy(ch), nil
 }
 
+// readRelease reads what decides what a HelmRelease renders, and the
+// nodes of its values and valuesFrom (nil when it has none).
+func readRelease(o *manifest.Object) (hr helmRelease, valuesNode, fromNode *yaml.Node, err error) {
+	content, err := o.Content()
+	if err != nil {
+		return hr, nil, nil, err
+	}
+	data, _ := json.Marshal(content)
+	if err := json.Unmarshal(data, &hr); err != nil {
+		return hr, nil, nil, fmt.Errorf("cannot read its spec: %v", err)
+	}
+	if spec := yamlnode.Value(o.Node(), "spec"); spec != nil {
+		valuesNode = yamlnode.Value(spec, "values")
+		fromNode = yamlnode.Value(spec, "valuesFrom")
+	}
+	return hr, valuesNode, fromNode, nil
+}
+
+// releaseEdits are what helm-controller changes in each object a release
+// renders: its origin labels (its post-renderer, after the user's),
+// commonMetadata, and the release namespace.
+func releaseEdits(o *manifest.Object, ns, relNS string, hr *helmRelease) []func(*yaml.Node) {
+	labels := map[string]string{originNameLabel: o.Name, originNamespaceLbl: ns}
+	annotations := map[string]string{}
+	if cm := hr.Spec.CommonMetadata; cm != nil {
+		for k, v := range cm.Labels {
+			labels[k] = v
+		}
+		for k, v := range cm.Annotations {
+			annotations[k] = v
+		}
+	}
+	return []func(*yaml.Node){func(n *yaml.Node) {
+		setMetadata(n, "labels", labels)
+		setMetadata(n, "annotations", annotations)
+		releaseNamespace(n, relNS)
+	}}
+}
+
+// placeAtValues places the objects of a chart from the chart cache (whose
+// files are not the user's) in the HelmRelease's file: at the values
+// line (of spec.values or a valuesFrom ConfigMap) that set them, else at
+// the release.
+func (r *releaseRenderer) placeAtValues(cr *chartRender, o *manifest.Object, ns string, hr *helmRelease, valuesNode, fromNode *yaml.Node) {
+	trace := newValueTrace(valuesNode)
+	trace.addFrom(r.valuesFromTrace(ns, hr, fromNode))
+	cr.crdFile = func(string) string { return o.File }
+	cr.place = func(string, string) (string, func(*yaml.Node)) {
+		return o.File, func(n *yaml.Node) { trace.place(n, o.Pos()) }
+	}
+}
+
+// releaseUnitDir names the unit of a HelmRelease: one HelmRelease file may be
+// built by several kustomizations (overlays patching it differently), and
+// each build's copy is a release of its own.
+func releaseUnitDir(o *manifest.Object) string {
+	return manifest.UnitOf(o) + "#" + orDefault(o.Namespace, "default") + "/" + o.Name
+}
+
 // render renders one HelmRelease into its unit.
 func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 	ns := o.Namespace
@@ -198,27 +274,15 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 	src := &manifest.Source{Path: o.File}
 	// One HelmRelease file may be built by several kustomizations (overlays
 	// patching it differently): each build's copy is a release of its own.
-	u := &Unit{Kind: "helmrelease", Dir: manifest.UnitOf(o) + "#" + ns + "/" + o.Name, Source: src}
+	u := &Unit{Kind: "helmrelease", Dir: releaseUnitDir(o), Source: src}
 	fail := func(format string, args ...any) *Unit {
 		src.Errs = append(src.Errs, &manifest.Error{Pos: o.Pos(), Msg: id + ": " + fmt.Sprintf(format, args...)})
 		return u
 	}
-	content, err := o.Content()
+	hr, valuesNode, fromNode, err := readRelease(o)
 	if err != nil {
 		return fail("%v", err)
 	}
-	data, _ := json.Marshal(content)
-	var hr helmRelease
-	if err := json.Unmarshal(data, &hr); err != nil {
-		return fail("cannot read its spec: %v", err)
-	}
-	node := o.Node()
-	var valuesNode, fromNode *yaml.Node
-	if spec := yamlnode.Value(node, "spec"); spec != nil {
-		valuesNode = yamlnode.Value(spec, "values")
-		fromNode = yamlnode.Value(spec, "valuesFrom")
-	}
-
 	ch, chartDir, err := r.chart(o, ns, &hr)
 	if err != nil {
 		return fail("%v", err)
@@ -236,23 +300,7 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 	}
 	rel := common.ReleaseOptions{Name: releaseName(o.Name, &hr), Namespace: relNS, Revision: 1, IsInstall: true}
 	unit := u.Dir
-	var edits []func(*yaml.Node)
-	// Origin labels (helm-controller's post-renderer, after the user's).
-	labels := map[string]string{originNameLabel: o.Name, originNamespaceLbl: ns}
-	annotations := map[string]string{}
-	if cm := hr.Spec.CommonMetadata; cm != nil {
-		for k, v := range cm.Labels {
-			labels[k] = v
-		}
-		for k, v := range cm.Annotations {
-			annotations[k] = v
-		}
-	}
-	edits = append(edits, func(n *yaml.Node) {
-		setMetadata(n, "labels", labels)
-		setMetadata(n, "annotations", annotations)
-		releaseNamespace(n, relNS)
-	})
+	edits := releaseEdits(o, ns, relNS, &hr)
 
 	cr := chartRender{
 		ch: ch, vals: values, rel: rel, kube: r.opts.KubeVersion, unit: unit, pos: o.Pos(),
@@ -273,12 +321,7 @@ func (r *releaseRenderer) render(o *manifest.Object) *Unit {
 			return diskPath(chartDir, name), func(n *yaml.Node) { mapLines(n, lines) }
 		}
 	} else {
-		trace := newValueTrace(valuesNode)
-		trace.addFrom(r.valuesFromTrace(ns, &hr, fromNode))
-		cr.crdFile = func(string) string { return o.File }
-		cr.place = func(string, string) (string, func(*yaml.Node)) {
-			return o.File, func(n *yaml.Node) { trace.place(n, o.Pos()) }
-		}
+		r.placeAtValues(&cr, o, ns, &hr, valuesNode, fromNode)
 	}
 	if pr := postRenderers(&hr); len(pr) > 0 {
 		cr.post = func(objs []*manifest.Object) ([]*manifest.Object, error) {
@@ -384,31 +427,41 @@ func (r *releaseRenderer) chart(o *manifest.Object, ns string, hr *helmRelease) 
 		}
 		return r.cached(charts.Source{Type: "http", URL: url, Chart: spec.Chart, Version: spec.Version, SecretRef: secretRef(s)})
 	case "GitRepository":
-		root, ok := "", false
-		if r.opts.GitSource != nil {
-			root, ok = r.opts.GitSource(srcNS, spec.SourceRef.Name, o.File)
-		}
-		if !ok {
-			return nil, "", fmt.Errorf("its chart is in GitRepository %s/%s, which kiln does not know to be this repository (map it to a folder in flux.sources in .kiln.yaml)", srcNS, spec.SourceRef.Name)
-		}
-		dir := filepath.Join(root, filepath.FromSlash(spec.Chart))
-		ch, err := r.load("dir:"+pathkey.Real(dir), func() (*chart.Chart, error) {
-			ch, err := loader.LoadDir(dir)
-			if err != nil {
-				return nil, fmt.Errorf("cannot load the chart %s: %v", dir, err)
-			}
-			if missing := resolveDependencies(ch, dir); len(missing) > 0 {
-				return nil, fmt.Errorf("chart %q needs dependency %q (repository %q), which is not in %s/charts", ch.Name(), missing[0].name, missing[0].repo, dir)
-			}
-			return ch, nil
-		})
-		if err != nil {
-			return nil, "", err
-		}
-		return ch, dir, nil
+		return r.gitChart(o, srcNS, spec)
 	default:
 		return nil, "", fmt.Errorf("its chart's source kind %q is not rendered (kiln reads HelmRepository, OCIRepository, HelmChart and GitRepository)", spec.SourceRef.Kind)
 	}
+}
+
+// gitChart loads the chart at spec.chart of a GitRepository that is this
+// repository (or a folder .kiln.yaml maps it to), and returns its folder.
+func (r *releaseRenderer) gitChart(o *manifest.Object, srcNS string, spec chartSpec) (*chart.Chart, string, error) {
+	root, ok := "", false
+	if r.opts.GitSource != nil {
+		root, ok = r.opts.GitSource(srcNS, spec.SourceRef.Name, o.File)
+	}
+	r.recordGit(srcNS, spec.SourceRef.Name, o.File, root, ok)
+	if !ok {
+		return nil, "", fmt.Errorf("its chart is in GitRepository %s/%s, which kiln does not know to be this repository (map it to a folder in flux.sources in .kiln.yaml)", srcNS, spec.SourceRef.Name)
+	}
+	dir := filepath.Join(root, filepath.FromSlash(spec.Chart))
+	if r.deps != nil {
+		chartTrees(r.deps, r.opts.renders, dir, map[string]bool{})
+	}
+	ch, err := r.load("dir:"+pathkey.Real(dir), func() (*chart.Chart, error) {
+		ch, err := loader.LoadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("cannot load the chart %s: %v", dir, err)
+		}
+		if missing := resolveDependencies(ch, dir); len(missing) > 0 {
+			return nil, fmt.Errorf("chart %q needs dependency %q (repository %q), which is not in %s/charts", ch.Name(), missing[0].name, missing[0].repo, dir)
+		}
+		return ch, nil
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return ch, dir, nil
 }
 
 // ociRepositorySource reads an OCIRepository's URL, ref and insecure.
@@ -445,6 +498,7 @@ func (r *releaseRenderer) cached(src charts.Source) (*chart.Chart, string, error
 		}
 		return nil, "", fmt.Errorf("chart %s: %v", src, err)
 	}
+	r.recordChart(src, c.Digest)
 	ch, err := r.load("sha256:"+c.Digest, func() (*chart.Chart, error) {
 		data, err := os.ReadFile(c.Path)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kilnhq/kiln/discover/rendercache"
 	"github.com/kilnhq/kiln/internal/parallel"
 	"github.com/kilnhq/kiln/internal/yamlnode"
 	"github.com/kilnhq/kiln/manifest"
@@ -38,6 +39,10 @@ type kustBuild struct {
 	failed bool
 	// req is set for a build a Controller asked for (BuildRequest).
 	req *BuildRequest
+	// deps records what the build read, for the render cache (nil: none),
+	// and parts where the objects' detachable schemas are written.
+	deps  *rendercache.Deps
+	parts map[*manifest.Object][]partRef
 }
 
 // buildKustomizations builds each kustomization directory, in parallel,
@@ -51,7 +56,9 @@ func buildKustomizations(dirs []string, shared *buildShared) ([]*kustBuild, []st
 	out := make([]*kustBuild, len(dirs))
 	notes := captureOutput()
 	parallel.Each(len(dirs), func(i int) { out[i] = buildKustomization(dirs[i], shared) })
-	return out, notes()
+	printed := notes()
+	shared.store.Commit(len(kustomizeNotes(printed)) == 0)
+	return out, printed
 }
 
 // buildShared is what the builds of one discovery share: the resource
@@ -59,6 +66,10 @@ func buildKustomizations(dirs []string, shared *buildShared) ([]*kustBuild, []st
 type buildShared struct {
 	sources *sources
 	edited  map[string][]byte // Options.Edited
+	// store remembers builds across runs (nil: none); rendered is
+	// Options.Rendered.
+	store    *rendercache.Store
+	rendered func(kind, name string)
 }
 
 // buildKustomization runs kustomize's own kustomizer (krusty) on dir, with
@@ -68,8 +79,38 @@ func buildKustomization(dir string, shared *buildShared) *kustBuild {
 	return runBuild(&kustBuild{dir: dir, file: kustomizationFile(dir), read: map[string]bool{}}, shared)
 }
 
-// runBuild builds b (its dir, file and, for a Controller's build, req set).
+// runBuild builds b (its dir, file and, for a Controller's build, req
+// set), or restores what building it gave from the render cache.
 func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
+	key, ok := buildKey(b, shared.store)
+	var slot rendercache.Slot
+	if ok {
+		var rec *rendercache.Record
+		if rec, slot = shared.store.Lookup(key, nil); restoreBuild(b, rec, shared.store, shared.sources) {
+			return b
+		}
+	}
+	if shared.rendered != nil {
+		name := b.dir
+		if b.req != nil && b.req.Unit != "" {
+			name = b.req.Unit
+		}
+		shared.rendered("kustomization", name)
+	}
+	if ok {
+		b.deps = &rendercache.Deps{}
+	}
+	build(b, shared)
+	if ok {
+		if rec := buildRecord(b, shared.store); rec != nil {
+			withoutSchemas(b, func() { shared.store.Hold(slot, rec) })
+		}
+	}
+	return b
+}
+
+// build runs kustomize for runBuild.
+func build(b *kustBuild, shared *buildShared) {
 	dir := b.dir
 	src := &manifest.Source{Path: b.file}
 	b.source = src
@@ -82,7 +123,7 @@ func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
 	b.component = tree.component
 	if tree.remote != "" {
 		b.remote, b.remotePos = tree.remote, tree.remotePos
-		return b
+		return
 	}
 	// kustomize reads the schemas of the CRDs a crds: field names; a
 	// controller's transform reads every resource whole.
@@ -94,26 +135,27 @@ func runBuild(b *kustBuild, shared *buildShared) *kustBuild {
 	}
 	if err != nil && needsPlugin(err) {
 		b.plugin = plainKustomizeError(err)
-		return b
+		return
 	}
 	if err != nil {
 		if e, ok := missingResource(b.file, err); ok {
 			src.Errs = append(src.Errs, e)
 			b.failed = true
-			return b
+			return
 		}
 		src.Errs = append(src.Errs, &manifest.Error{Pos: manifest.Position{File: b.file, Line: 1, Column: 1}, Msg: "kustomize build failed: " + plainKustomizeError(err)})
 		b.failed = true
-		return b
+		return
 	}
 	src.Objects, src.Errs = objs, append(src.Errs, errs...)
-	return b
+	return
 }
 
 // runKustomize builds b.dir, reading large CRDs with schema placeholders
 // when stub is set; err is the build's error, or errStubTouched.
 func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) ([]*manifest.Object, []error, error) {
-	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), read: b.read, resources: tree.resources, sources: shared.sources, stub: stub, edited: shared.edited}
+	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), read: b.read, resources: tree.resources, sources: shared.sources, stub: stub, edited: shared.edited,
+		deps: b.deps, store: shared.store}
 	opts := krusty.MakeDefaultOptions()
 	unit := b.dir
 	if r := b.req; r != nil {
@@ -148,8 +190,9 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 		}
 		var schemas placed
 		var parts []manifest.Detachable
+		var refs []partRef
 		if stub {
-			if schemas, parts, err = shared.sources.restore(node); err != nil {
+			if schemas, parts, refs, err = shared.sources.restore(node); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -165,6 +208,12 @@ func runKustomize(b *kustBuild, tree treeFacts, shared *buildShared, stub bool) 
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if len(refs) > 0 && b.deps != nil {
+			if b.parts == nil {
+				b.parts = map[*manifest.Object][]partRef{}
+			}
+			b.parts[o] = refs
 		}
 		objs = append(objs, o)
 	}
@@ -211,10 +260,40 @@ type recordingFS struct {
 	// whether or not it is on disk (a Controller's generated one).
 	overlay     string
 	overlayData []byte
+	// deps records what the build read and probed for the render cache
+	// (nil: nothing recorded).
+	deps  *rendercache.Deps
+	store *rendercache.Store
 }
 
 func (f *recordingFS) Exists(path string) bool {
-	return (f.overlay != "" && pathkey.Real(path) == f.overlay) || f.FileSystem.Exists(path)
+	if f.overlay != "" && pathkey.Real(path) == f.overlay {
+		return true
+	}
+	f.deps.Stat(f.store, path)
+	return f.FileSystem.Exists(path)
+}
+
+func (f *recordingFS) IsDir(path string) bool {
+	f.deps.Stat(f.store, path)
+	return f.FileSystem.IsDir(path)
+}
+
+// Glob, ReadDir and Walk read what the render cache does not key: a build
+// that calls them is not remembered.
+func (f *recordingFS) Glob(pattern string) ([]string, error) {
+	f.deps.Unkeyed()
+	return f.FileSystem.Glob(pattern)
+}
+
+func (f *recordingFS) ReadDir(path string) ([]string, error) {
+	f.deps.Unkeyed()
+	return f.FileSystem.ReadDir(path)
+}
+
+func (f *recordingFS) Walk(path string, walkFn filepath.WalkFunc) error {
+	f.deps.Unkeyed()
+	return f.FileSystem.Walk(path, walkFn)
 }
 
 func (f *recordingFS) ReadFile(path string) ([]byte, error) {
@@ -223,8 +302,10 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 	}
 	data, err := f.FileSystem.ReadFile(path)
 	if err != nil {
+		f.deps.Stat(f.store, path)
 		return data, err
 	}
+	f.deps.File(f.store, path, data)
 	abs := pathkey.Real(path)
 	if e, ok := f.edited[abs]; ok {
 		data = e

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilnhq/kiln/manifest"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -45,7 +46,7 @@ func TestRestoredSchemasShared(t *testing.T) {
 	var trees []*yaml.Node
 	for range 2 {
 		doc := decodeAll(stubbed)[0].Content[0]
-		keep, parts, err := s.restore(doc)
+		keep, parts, _, err := s.restore(doc)
 		if err != nil || len(keep) != 1 || len(parts) != 1 {
 			t.Fatalf("restore: %v, %d schemas", err, len(keep))
 		}
@@ -111,5 +112,49 @@ func TestSchemaReadAgain(t *testing.T) {
 	}
 	if n := s.schemas[1].part(nil).Load(); n == nil {
 		t.Error("the edited file's schema was not read again from memory")
+	}
+}
+
+// renderMemo is the content cache in memory.
+type renderMemo map[[32]byte][]byte
+
+func (m renderMemo) Get(key [32]byte) []byte    { return m[key] }
+func (m renderMemo) Put(key [32]byte, d []byte) { m[key] = d }
+
+// TestRestoredSchemasDetach: a CRD restored from the render cache lets go
+// of its schema and reads it again from its file, as the build's own
+// does, the same tree with the same positions.
+func TestRestoredSchemasDetach(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "crd.yaml"), []byte(stubbedCRD), 0o644)
+	os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources: [crd.yaml]\n"), 0o644)
+	t.Chdir(dir)
+	cache := renderMemo{}
+	crd := func() *manifest.Object {
+		rendered, cold := 0, len(cache) == 0
+		res := Discover([]string{"."}, Options{Cache: cache, Rendered: func(string, string) { rendered++ }})
+		if len(res.Units) != 1 || len(res.Units[0].Source.Objects) != 1 {
+			t.Fatalf("units %v", res.Units)
+		}
+		if rendered != map[bool]int{true: 1, false: 0}[cold] {
+			t.Fatalf("rendered %d units (cache empty: %v)", rendered, cold)
+		}
+		return res.Units[0].Source.Objects[0]
+	}
+	cold, warm := crd(), crd()
+	want := yamlOf(t, cold.Node())
+	if _, err := warm.Content(); err != nil {
+		t.Fatal(err)
+	}
+	slot := schemaSlots(warm.Node())[0]
+	warm.ReleaseDetachable()
+	if len(slot[1].Content) != 0 {
+		t.Fatal("the restored CRD did not let go of its schema")
+	}
+	if got := yamlOf(t, warm.Node()); got != want {
+		t.Errorf("the restored CRD read again:\n%.2000s\nwant\n%.2000s", got, want)
+	}
+	if manifest.TreeSum(warm.Node()) != manifest.TreeSum(cold.Node()) {
+		t.Error("the restored CRD's tree differs")
 	}
 }

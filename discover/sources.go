@@ -57,6 +57,7 @@ type sources struct {
 // schema is a CRD schema a placeholder stands for: its tree as written,
 // and where it is written, to read it again.
 type schema struct {
+	path string // the file (absolute)
 	tree *yaml.Node
 	read func() ([]byte, error) // the file, as kustomize read it
 	doc  int                    // the document in decodeAll(data)
@@ -69,7 +70,12 @@ type schema struct {
 // than kept (the large CRD files of a tree are megabytes, held for a
 // finding that is rare); a file changed since has lost the part (nil).
 func (sc *schema) part(slot []*yaml.Node) manifest.Detachable {
-	read, doc, i, sum := sc.read, sc.doc, sc.slot, sc.sum()
+	return schemaPart(slot, sc.read, sc.doc, sc.slot, sc.sum())
+}
+
+// schemaPart is the part in slot of a rendered object: the schema at slot
+// i of document doc of the file read reads, whose TreeSum is sum.
+func schemaPart(slot []*yaml.Node, read func() ([]byte, error), doc, i int, sum [32]byte) manifest.Detachable {
 	return manifest.Detachable{Slot: slot, Sum: sum, Load: func() *yaml.Node {
 		data, err := read()
 		if err != nil {
@@ -106,6 +112,8 @@ type preparedFile struct {
 	annotated func(data []byte) []byte
 	stubbed   []byte
 	objects   []*yaml.Node
+	// schemas are the file's schemas that placeholders stand for.
+	schemas []*schema
 }
 
 // newSources returns the sources of one discovery; edited are the files
@@ -140,12 +148,12 @@ func (s *sources) prepare(path string, data []byte) preparedFile {
 	if len(data) < stubMinSize || !bytes.Contains(data, []byte("CustomResourceDefinition")) {
 		return preparedFile{annotated: constant(encodeAll(docs)), objects: objects}
 	}
-	replaced := false
+	var mine []*schema
 	read := s.reader(path)
 	for di, d := range docs {
 		for si, slot := range schemaSlots(d.Content[0]) {
 			tree := slot[1]
-			sc := &schema{tree: tree, read: read, doc: di, slot: si, sum: sync.OnceValue(func() [32]byte { return manifest.TreeSum(tree) })}
+			sc := &schema{path: path, tree: tree, read: read, doc: di, slot: si, sum: sync.OnceValue(func() [32]byte { return manifest.TreeSum(tree) })}
 			s.mu.Lock()
 			id := len(s.schemas)
 			s.schemas = append(s.schemas, sc)
@@ -154,17 +162,17 @@ func (s *sources) prepare(path string, data []byte) preparedFile {
 				{Kind: yaml.ScalarNode, Tag: "!!str", Value: stubKey},
 				{Kind: yaml.ScalarNode, Tag: "!!str", Value: strconv.Itoa(id)},
 			}}
-			replaced = true
+			mine = append(mine, sc)
 		}
 	}
-	if !replaced {
+	if len(mine) == 0 {
 		return preparedFile{annotated: constant(encodeAll(docs)), objects: objects}
 	}
 	// The file as written, annotated, is read only by a build that falls
 	// back from placeholders: parse what that build read then.
 	var once sync.Once
 	var annotated []byte
-	return preparedFile{stubbed: encodeAll(docs), objects: objects, annotated: func(data []byte) []byte {
+	return preparedFile{stubbed: encodeAll(docs), objects: objects, schemas: mine, annotated: func(data []byte) []byte {
 		once.Do(func() {
 			if docs := decodeAll(data); docs != nil {
 				annotateAll(docs, path)
@@ -396,26 +404,58 @@ func schemaSlots(doc *yaml.Node) [][]*yaml.Node {
 // and the rendered tree's positioning must leave them alone: nothing edits
 // a rendered tree once it is an object) and as parts the object may let go
 // of. It fails if a build changed a placeholder.
-func (s *sources) restore(doc *yaml.Node) (placed, []manifest.Detachable, error) {
+func (s *sources) restore(doc *yaml.Node) (placed, []manifest.Detachable, []partRef, error) {
 	var out placed
 	var parts []manifest.Detachable
-	for _, slot := range schemaSlots(doc) {
+	var refs []partRef
+	for at, slot := range schemaSlots(doc) {
 		v := slot[1]
 		if scalarAt(v, stubKey) == "" {
 			continue
 		}
 		sc := s.schemaOf(v)
 		if sc == nil {
-			return nil, nil, errStubTouched
+			return nil, nil, nil, errStubTouched
 		}
 		slot[1] = sc.tree
 		if out == nil {
 			out = placed{}
 		}
 		out[sc.tree] = true
-		parts = append(parts, sc.part(slot))
+		p := sc.part(slot)
+		parts = append(parts, p)
+		refs = append(refs, partRef{at: at, path: sc.path, doc: sc.doc, slot: sc.slot, sum: p.Sum})
 	}
-	return out, parts, nil
+	return out, parts, refs, nil
+}
+
+// schemaAt returns the schema at slot i of document doc of the resource
+// file at path, as written, prepared once for all the builds of the
+// discovery (a build restored from the render cache shares it with those
+// that render); nil if the file has no such schema now.
+func (s *sources) schemaAt(path string, doc, i int) *schema {
+	f := s.files.get(path, func() preparedFile {
+		data, err := s.reader(path)()
+		if err != nil {
+			return preparedFile{}
+		}
+		return s.prepare(path, data)
+	})
+	for _, sc := range f.schemas {
+		if sc.doc == doc && sc.slot == i {
+			return sc
+		}
+	}
+	return nil
+}
+
+// partRef says where a rendered object's detachable schema is written,
+// for the render cache: at is its place among the object's schemaSlots.
+type partRef struct {
+	at        int
+	path      string
+	doc, slot int
+	sum       [32]byte
 }
 
 // placed are the subtrees of a rendered tree that already carry their

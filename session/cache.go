@@ -2,7 +2,22 @@ package session
 
 import (
 	"github.com/kilnhq/kiln/internal/judgecache"
+	"github.com/kilnhq/kiln/manifest"
 )
+
+// onRender is told of every unit discovery renders rather than restores
+// from the content cache (discover.Options.Rendered); tests count renders
+// with it.
+var onRender func(kind, name string)
+
+// renderCache is the part of the content cache discovery remembers
+// rendered units in (discover.Options.Cache); nil without a cache.
+func renderCache(c *judgecache.Store) manifest.Cache {
+	if c == nil {
+		return nil
+	}
+	return c.Sub("rendered")
+}
 
 // cache opens the content cache kiln lint remembers judged objects in: the
 // --cache-dir, else the default directory; nil with --no-cache, or when

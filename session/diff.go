@@ -177,7 +177,13 @@ type sideObject struct {
 // lint does, through the content cache.
 func readSide(sess *Session, paths []string) (*diffSide, error) {
 	sess.Settings.Baseline, sess.Settings.WriteBaseline, sess.Settings.NewFromRev = "", "", ""
-	found := sess.discover(paths, readOptions{})
+	c, err := sess.cache()
+	if err != nil {
+		return nil, err
+	}
+	// Rendered through the content cache: what the other side or an
+	// earlier run rendered from the same files is restored, not rendered.
+	found := sess.discover(paths, readOptions{cache: renderCache(c)})
 	in, err := sess.readFound(found, readOptions{})
 	if err != nil {
 		return nil, err

@@ -59,14 +59,14 @@ func podinfoServer(t *testing.T, versions ...string) *http.Transport {
 		}}
 }
 
-// TestDiffFluxExample: on a copy of ../shared/gitops/flux2-kustomize-
-// helm-example whose production podinfo is pinned to 6.14.0, a change
-// bumps it to 6.14.1 and sets two values (replicas, a memory limit); the
-// charts come from the chart cache, filled by kiln fetch from a local
-// repository. The diff is the production HelmRelease's objects (and the
-// HelmRelease itself in its Flux Kustomization); testdata/diff-flux.md is
-// its Markdown.
-func TestDiffFluxExample(t *testing.T) {
+// fluxExample makes the working directory a copy of ../shared/gitops/
+// flux2-kustomize-helm-example whose production podinfo is pinned to
+// 6.14.0, committed on main, with the change that bumps it to 6.14.1 and
+// sets two values (replicas, a memory limit) in the working tree, and
+// the charts of both in the chart cache (kiln fetch, from a local
+// repository); XDG_CACHE_HOME is the test's own.
+func fluxExample(t *testing.T) {
+	t.Helper()
 	src := os.Getenv("KILN_GITOPS_DIR")
 	if src == "" {
 		src = filepath.Join("..", "..", "shared", "gitops")
@@ -104,7 +104,17 @@ func TestDiffFluxExample(t *testing.T) {
 		return strings.Replace(s, `"6.14.0"`, `"6.14.1"`, 1) + "    replicaCount: 3\n    resources:\n      limits:\n        memory: 512Mi\n"
 	})
 	fetch()
+}
 
+// TestDiffFluxExample: on a copy of ../shared/gitops/flux2-kustomize-
+// helm-example whose production podinfo is pinned to 6.14.0, a change
+// bumps it to 6.14.1 and sets two values (replicas, a memory limit); the
+// charts come from the chart cache, filled by kiln fetch from a local
+// repository. The diff is the production HelmRelease's objects (and the
+// HelmRelease itself in its Flux Kustomization); testdata/diff-flux.md is
+// its Markdown.
+func TestDiffFluxExample(t *testing.T) {
+	fluxExample(t)
 	d := diffRun(t, "main", filepath.Join(os.Getenv("XDG_CACHE_HOME"), "kiln", "judged"))
 	if len(d.Errs) > 0 {
 		t.Fatalf("input errors the change brought: %v", d.Errs)

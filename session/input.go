@@ -42,6 +42,9 @@ type readOptions struct {
 	// charts is the chart cache HelmReleases render from (nil: the
 	// default one; kiln fetch names the one it fills).
 	charts *charts.Cache
+	// cache is where rendered units are remembered across runs (kiln lint
+	// and kiln diff: renderCache); nil: every unit is rendered.
+	cache manifest.Cache
 }
 
 // input is what the paths hold, in memory.
@@ -84,6 +87,8 @@ func (s *Session) discover(paths []string, o readOptions) *discover.Result {
 		Chart:       s.Settings.Chart,
 		Plain:       o.plain,
 		Charts:      o.charts,
+		Cache:       o.cache,
+		Rendered:    onRender,
 		Controllers: []discover.Controller{&flux.Controller{Sources: s.Settings.FluxSources},
 			&argocd.Controller{RepoURLs: s.Settings.ArgoCDRepoURLs, Parameters: s.Settings.ArgoCDGenerators, Excluded: excluded}},
 	})

@@ -64,16 +64,16 @@ func (s *Session) Lint(paths []string, o LintOptions) (*Linted, error) {
 
 // lint is Lint without the baseline: the findings of the run's shard.
 func (s *Session) lint(paths []string, o LintOptions) (*Linted, *discover.Result, error) {
-	found := s.discover(paths, readOptions{})
+	c, err := s.cache()
+	if err != nil {
+		return nil, nil, err
+	}
+	found := s.discover(paths, readOptions{cache: renderCache(c)})
 	in := lint.Input{Files: found.Files, Units: found.Units, Stdin: s.Stdin}
 	if o.RepoContext {
 		in.Context = repoContext(paths, found, s.Settings)
 	}
 	e := s.engine()
-	c, err := s.cache()
-	if err != nil {
-		return nil, nil, err
-	}
 	if c != nil {
 		in.Cache, in.Parsed = c, c.Sub("parsed")
 		defer c.Trim()

@@ -75,7 +75,13 @@ func (r *run) build(k *kustomization, treeObjs []*object) *result {
 	}
 	res := &result{dir: dir, vars: vars, notes: notes}
 	r.cache[key] = res
+	return r.kustomize(res, k, key)
+}
 
+// kustomize builds a Kustomization in res.dir as the Flux CLI builds it,
+// with the variables res holds; key is what its transform depends on.
+func (r *run) kustomize(res *result, k *kustomization, key string) *result {
+	dir, vars := res.dir, res.vars
 	// As the Flux CLI builds: the typed object, back to unstructured.
 	var typed kustomizev1.Kustomization
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(k.obj.content, &typed); err != nil {
@@ -99,6 +105,9 @@ func (r *run) build(k *kustomization, treeObjs []*object) *result {
 	res.built = r.in.Build(discover.BuildRequest{
 		Dir: dir, Kustomization: kdata, KustomizationFile: kfile, ReportAt: reportAt,
 		LoadAnywhere: true, Transform: transform(&typed, data, vars, missing), Unit: unitName,
+		// The transform is the Kustomization's spec with its variables
+		// (key); what it notes on the side is the variables it misses.
+		TransformKey: key, Remember: func() bool { return len(missing) == 0 },
 	})
 	if len(missing) > 0 {
 		names := make([]string, 0, len(missing))
@@ -111,6 +120,12 @@ func (r *run) build(k *kustomization, treeObjs []*object) *result {
 	if _, err := os.Stat(kfile); err == nil {
 		res.built.Read[pathkey.Real(kfile)] = true
 	}
+	return r.settle(res, k)
+}
+
+// settle says why a build built nothing (a remote base, a plugin), or
+// makes its unit: its objects rendered by the Kustomization.
+func (r *run) settle(res *result, k *kustomization) *result {
 	switch {
 	case res.built.Remote != "":
 		res.notes = append(res.notes, &manifest.Error{Pos: res.built.RemotePos, Msg: "warning: flux: remote base " + res.built.Remote + " is not fetched (kiln works offline); Kustomization " + k.id() + " is not built"})
@@ -124,7 +139,7 @@ func (r *run) build(k *kustomization, treeObjs []*object) *result {
 	for _, o := range res.built.Source.Objects {
 		o.Via, o.ViaIgnore = "Kustomization "+k.id(), ignore
 	}
-	res.unit = &discover.Unit{Kind: UnitKind, Dir: shown(dir), Source: res.built.Source}
+	res.unit = &discover.Unit{Kind: UnitKind, Dir: shown(res.dir), Source: res.built.Source}
 	res.unit.Source.Path = k.obj.pos.File
 	return res
 }
