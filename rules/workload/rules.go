@@ -120,8 +120,8 @@ reaches pass: a probe there gates nothing. Liveness
 probes are not required: a wrong one restarts healthy containers.
 
 Fix: add a readinessProbe (httpGet on a health path, or tcpSocket on the
-port). On by default; a team turns it off in .kiln.yaml: rules: {workload/readiness: off}
-(or "workload/*": off for the family).`,
+port). On by default; a team turns it off in .kiln.yaml:
+rules: {workload/readiness: off} (or "workload/*": off for the family).`,
 		Fail: `# kiln lint --psa-level privileged
 apiVersion: v1
 kind: Service
@@ -183,8 +183,8 @@ Never (images loaded on the nodes by hand, as kind and minikube do) and
 tags that name a version pass.
 
 Fix: pin a version tag or a digest (then IfNotPresent is right), or set
-imagePullPolicy: Always. On by default; a team turns it off in .kiln.yaml: rules: {workload/pull-policy: off}
-(or "workload/*": off for the family).`,
+imagePullPolicy: Always. On by default; a team turns it off in .kiln.yaml:
+rules: {workload/pull-policy: off} (or "workload/*": off for the family).`,
 		Fail: `# kiln lint --psa-level privileged
 apiVersion: v1
 kind: Pod
