@@ -33,7 +33,8 @@ func rulesReference(t *testing.T) []byte {
 	var b bytes.Buffer
 	b.WriteString("# Rule reference\n\n" + generatedBy)
 	b.WriteString("Every rule kiln reports, with its default severity, what it catches and why, and the examples `kiln explain ID`\n")
-	b.WriteString("prints (each behaves as labelled when linted as printed: a test lints them all). [rules.md](../rules.md) explains\n")
+	b.WriteString("prints (each behaves as labelled when linted as printed: a test lints them all; those of the other families leave\n")
+	b.WriteString("out containers' resources, so linted as printed they also show a `workload/resources` warning). [rules.md](../rules.md) explains\n")
 	b.WriteString("the families; [configuration.md](../configuration.md) how to change a severity or turn a rule off.\n\n")
 	b.WriteString("| rule | severity | summary |\n| --- | --- | --- |\n")
 	for _, r := range all {

@@ -236,13 +236,19 @@ func TestFixJSONReport(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 	var rep struct {
-		Findings []struct{ Rule string } `json:"findings"`
+		Findings []struct{ Rule, Severity string } `json:"findings"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("stdout is not the JSON report: %v\n%s", err, stdout)
 	}
-	if len(rep.Findings) != 1 || rep.Findings[0].Rule != "api/removed" {
-		t.Errorf("remaining findings %+v, want the one api/removed", rep.Findings)
+	var left []string // but the workload family's warnings, which kiln fix does not repair
+	for _, f := range rep.Findings {
+		if !strings.HasPrefix(f.Rule, "workload/") || f.Severity != "warning" {
+			left = append(left, f.Rule)
+		}
+	}
+	if len(left) != 1 || left[0] != "api/removed" {
+		t.Errorf("remaining findings %v (and workload/ warnings), want the one api/removed", left)
 	}
 	if !strings.Contains(stderr, "kiln fix: fixed 46 problems in 7 files") {
 		t.Errorf("the list of fixes is not on stderr:\n%s", stderr)

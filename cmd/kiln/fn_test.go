@@ -27,6 +27,7 @@ const fnBadPod = `- apiVersion: v1
     - name: app # a comment that must survive
       image: ghcr.io/acme/app:1.0
       securityContext: {privileged: true}
+      resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}
 `
 
 const fnGoodPod = `- apiVersion: v1
@@ -46,6 +47,7 @@ const fnGoodPod = `- apiVersion: v1
       securityContext:
         allowPrivilegeEscalation: false
         capabilities: {drop: [ALL]}
+      resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {memory: 64Mi}}
 `
 
 // fnWarnNamespace enforces nothing and warns at restricted: its pods get warnings.
@@ -254,7 +256,7 @@ spec:
   services:
     web:
       ports: {http: 8080}
-      containers: [{name: app, image: ghcr.io/acme/shop:1.4.2}]
+      containers: [{name: app, image: ghcr.io/acme/shop:1.4.2, resources: {cpu: 100m, memory: 128Mi}, ready: {httpGet: {path: /healthz, port: http}}}]
 `
 
 func TestFnGenerator(t *testing.T) {

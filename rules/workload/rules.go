@@ -6,7 +6,6 @@ var ruleList = []*rules.Rule{
 	{
 		ID:       ImageTag,
 		Severity: rules.Warning,
-		Off:      true,
 		Summary:  "a container image without a tag, or tagged latest",
 		Doc: `An image named without a tag is the image tagged latest, and latest
 moves: each node runs the build the registry had when that node pulled it,
@@ -17,8 +16,8 @@ by default.
 An image pinned by digest (name@sha256:...) passes whatever its tag.
 
 Fix: name a version tag (nginx:1.27.3) or a digest.
-Off by default; turn it on in .kiln.yaml: rules: {workload/image-tag: on}
-(or "workload/*": on for the family).`,
+On by default; a team turns it off in .kiln.yaml: rules: {workload/image-tag: off}
+(or "workload/*": off for the family).`,
 		Fail: `# kiln lint --psa-level privileged
 apiVersion: apps/v1
 kind: Deployment
@@ -51,7 +50,6 @@ spec:
 	{
 		ID:       Resources,
 		Severity: rules.Warning,
-		Off:      true,
 		Summary:  "a container without CPU and memory requests or a memory limit",
 		Doc: `The scheduler places a pod by its containers' requests: a container that
 asks for nothing is placed as if it needed nothing, lands on full nodes, and
@@ -63,12 +61,14 @@ memoryRequestsMissing, memoryLimitsMissing) flag it by default.
 A limit without its request sets the request (the API server copies it), so
 it counts. Containers of a namespace whose LimitRange (in the input, same
 unit) gives containers a default or defaultRequest pass. Pods, Jobs and
-CronJobs are judged too; ephemeral containers are not.
+CronJobs are judged too; init containers that run to completion are not
+(they run first, within what the pod reserves for the others; native
+sidecars are judged), nor ephemeral containers.
 
 Fix: set resources.requests.cpu, resources.requests.memory and
 resources.limits.memory, or give the namespace a LimitRange.
-Off by default; turn it on in .kiln.yaml: rules: {workload/resources: on}
-(or "workload/*": on for the family).`,
+On by default; a team turns it off in .kiln.yaml: rules: {workload/resources: off}
+(or "workload/*": off for the family).`,
 		Fail: `# kiln lint --psa-level privileged
 apiVersion: apps/v1
 kind: Deployment
@@ -100,7 +100,6 @@ spec:
 	{
 		ID:       Readiness,
 		Severity: rules.Warning,
-		Off:      true,
 		Summary:  "a container a Service sends traffic to has no readinessProbe",
 		Doc: `A Service sends traffic to a pod's ports as soon as the pod is ready, and
 without a readinessProbe a container is ready the moment it starts: before
@@ -114,13 +113,15 @@ of the same namespace and unit targets (its targetPort, by number or name,
 or its port when it names no targetPort), the Service's selector matching
 the pod template's labels. Services without a selector, of type
 ExternalName, or with publishNotReadyAddresses: true (which send traffic
-whether pods are ready or not) are not counted. Workers, Jobs and
-containers no Service reaches pass: a probe there gates nothing. Liveness
+whether pods are ready or not) are not counted, nor ports that either side
+names for metrics, profiling or probes (http-metrics, exporter, probes:
+scraped or polled, not served). Workers, Jobs and containers no Service
+reaches pass: a probe there gates nothing. Liveness
 probes are not required: a wrong one restarts healthy containers.
 
 Fix: add a readinessProbe (httpGet on a health path, or tcpSocket on the
-port). Off by default; turn it on in .kiln.yaml: rules: {workload/readiness: on}
-(or "workload/*": on for the family).`,
+port). On by default; a team turns it off in .kiln.yaml:
+rules: {workload/readiness: off} (or "workload/*": off for the family).`,
 		Fail: `# kiln lint --psa-level privileged
 apiVersion: v1
 kind: Service
@@ -170,7 +171,6 @@ spec:
 	{
 		ID:       PullPolicy,
 		Severity: rules.Warning,
-		Off:      true,
 		Summary:  "imagePullPolicy IfNotPresent on an image whose tag moves (latest or none)",
 		Doc: `With imagePullPolicy: IfNotPresent a node pulls an image once and runs
 its copy from then on. For a tag that moves (latest, or no tag, which is
@@ -183,8 +183,8 @@ Never (images loaded on the nodes by hand, as kind and minikube do) and
 tags that name a version pass.
 
 Fix: pin a version tag or a digest (then IfNotPresent is right), or set
-imagePullPolicy: Always. Off by default; turn it on in .kiln.yaml: rules: {workload/pull-policy: on}
-(or "workload/*": on for the family).`,
+imagePullPolicy: Always. On by default; a team turns it off in .kiln.yaml:
+rules: {workload/pull-policy: off} (or "workload/*": off for the family).`,
 		Fail: `# kiln lint --psa-level privileged
 apiVersion: v1
 kind: Pod

@@ -2,8 +2,8 @@
 // (workload/…), as kube-linter and Polaris make them: images pinned to a
 // tag or digest, containers that ask for resources, readiness probes on
 // the containers a Service sends traffic to, and pull policies that match
-// the tag. They are warnings, off by default: a team turns them on in
-// .kiln.yaml (rules: {"workload/*": on}), or some of them.
+// the tag. They are warnings, on by default: a team turns them off in
+// .kiln.yaml (rules: {"workload/*": off}), or some of them.
 //
 // workload/resources and workload/readiness relate objects (a
 // LimitRange's defaults, a Service's selector), within one unit, so the
@@ -67,12 +67,18 @@ type port struct {
 	number int64
 }
 
+// target is a Service port's targetPort (a number or a name) and the
+// Service port's name.
+type target struct {
+	port, name string
+}
+
 // service is what a Service selects and where it sends traffic.
 type service struct {
 	unit, ns string
 	name     string
 	selector map[string]string
-	targets  []string // target ports: numbers or names
+	targets  []target
 }
 
 type state struct {
@@ -134,7 +140,11 @@ func (s *state) container(p *rules.Pass, o *manifest.Object, c podutil.Container
 		p.Report(rules.Diagnostic{Rule: PullPolicy, Object: o, Field: c.Field("imagePullPolicy"),
 			Message: fmt.Sprintf("container %q: imagePullPolicy IfNotPresent on image %q, whose tag moves: a node keeps the build it pulled first; pin a tag or a digest, or pull Always", c.Name, c.Image)})
 	}
-	if p.Enabled(Resources) {
+	// An init container that runs to completion runs before the others,
+	// within what the pod reserves for them (the scheduler reserves the
+	// larger of the two): it is judged with them, as Polaris does. A
+	// native sidecar runs beside them and is judged as one of them.
+	if p.Enabled(Resources) && (!c.Init || c.RestartAlways()) {
 		if missing := missingResources(c.M); len(missing) > 0 {
 			s.mu.Lock()
 			s.unresourced = append(s.unresourced, unresourced{mark: p.Mark(o, c.Path), container: c.Name, unit: manifest.UnitOf(o), ns: o.Namespace, missing: missing})
@@ -209,16 +219,17 @@ func (s *state) service(o *manifest.Object) {
 	sv := service{unit: manifest.UnitOf(o), ns: o.Namespace, name: o.Name, selector: strs(sel)}
 	for _, it := range podutil.List(spec, "ports") {
 		m, _ := it.(map[string]any)
+		name := podutil.Str(m, "name")
 		switch t := m["targetPort"].(type) {
 		case string:
-			sv.targets = append(sv.targets, t)
+			sv.targets = append(sv.targets, target{t, name})
 		case nil:
 			if n, ok := podutil.Int(m, "port"); ok {
-				sv.targets = append(sv.targets, strconv.FormatInt(n, 10))
+				sv.targets = append(sv.targets, target{strconv.FormatInt(n, 10), name})
 			}
 		default:
 			if n, ok := podutil.AsInt(t); ok {
-				sv.targets = append(sv.targets, strconv.FormatInt(n, 10))
+				sv.targets = append(sv.targets, target{strconv.FormatInt(n, 10), name})
 			}
 		}
 	}
@@ -281,13 +292,32 @@ func selects(sel, labels map[string]string) bool {
 }
 
 // targets reports whether a Service's target ports name a container port
-// (by number, or by name).
-func targets(ts []string, ports []port) bool {
+// (by number, or by name) that carries traffic: a port either side names
+// for metrics, profiling or probes is scraped or polled, not served (a
+// scraper's endpoints include pods not ready), so a container reached
+// only there is a worker.
+func targets(ts []target, ports []port) bool {
 	for _, t := range ts {
 		for _, p := range ports {
-			if t == p.name || t == strconv.FormatInt(p.number, 10) {
+			if (t.port == p.name || t.port == strconv.FormatInt(p.number, 10)) && !observability(t.name) && !observability(p.name) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// observabilityWords are the words of a port name that say what is
+// scraped or polled on it: Prometheus metrics (and exporters), pprof
+// profiling, health and probe endpoints.
+var observabilityWords = map[string]bool{"metrics": true, "exporter": true, "profiling": true, "pprof": true, "probes": true, "health": true, "healthz": true}
+
+// observability reports whether a port name (such as http-metrics) says
+// the port is for observability.
+func observability(name string) bool {
+	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		if observabilityWords[w] {
+			return true
 		}
 	}
 	return false

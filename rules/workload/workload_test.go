@@ -33,9 +33,9 @@ func TestImageTag(t *testing.T) {
 	}
 }
 
-// TestOffByDefault: the family reports nothing unless the config turns it
-// on, all of it with a pattern or one rule by its ID.
-func TestOffByDefault(t *testing.T) {
+// TestOnByDefault: the family reports unless the config turns it off, all
+// of it with a pattern or one rule by its ID.
+func TestOnByDefault(t *testing.T) {
 	data := []byte(ruleList[0].Fail)
 	objs, errs := manifest.Parse("fail.yaml", data)
 	if len(errs) > 0 {
@@ -45,10 +45,11 @@ func TestOffByDefault(t *testing.T) {
 		config map[string]string
 		want   int
 	}{
-		{nil, 0},
-		{map[string]string{"workload/*": "on"}, 1},
-		{map[string]string{ImageTag: "warning"}, 1},
-		{map[string]string{Resources: "on"}, 0},
+		{nil, 1},
+		{map[string]string{"workload/*": "off"}, 0},
+		{map[string]string{ImageTag: "off"}, 0},
+		{map[string]string{Resources: "off"}, 1},
+		{map[string]string{"workload/*": "off", ImageTag: "on"}, 1},
 	} {
 		eng := &rules.Engine{Checkers: []*rules.Checker{Checker}, Options: rules.DefaultOptions(), Config: rules.NewConfig(tt.config, nil)}
 		res, err := eng.Run(objs, []rules.FileObjects{{File: "fail.yaml"}})
@@ -57,6 +58,14 @@ func TestOffByDefault(t *testing.T) {
 		}
 		if got := len(res.Findings); got != tt.want {
 			t.Errorf("config %v: %d findings, want %d: %v", tt.config, got, tt.want, res.Findings)
+		}
+	}
+}
+
+func TestObservability(t *testing.T) {
+	for name, want := range map[string]bool{"metrics": true, "http-metrics": true, "exporter": true, "probes": true, "pprof": true, "http": false, "grpc": false, "webhook": false, "": false, "metricsx": false} {
+		if got := observability(name); got != want {
+			t.Errorf("observability(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -235,6 +235,7 @@ spec:
             allowPrivilegeEscalation: false
             readOnlyRootFilesystem: true
             capabilities: {drop: [ALL]}
+          resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {memory: 128Mi}}
 `
 	// badDeployment runs a privileged container: an error at every Pod Security level.
 	badDeployment = `apiVersion: apps/v1
@@ -254,6 +255,7 @@ spec:
           image: ghcr.io/acme/rogue:1.0
           securityContext:
             privileged: true
+          resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {memory: 128Mi}}
 `
 	// warnedPod lands in a namespace that enforces nothing and warns at
 	// restricted: warnings, no errors.
@@ -289,5 +291,7 @@ spec:
       containers:
         - name: app
           image: ghcr.io/acme/shop:1.4.2
+          resources: {cpu: 100m, memory: 128Mi}
+          ready: {httpGet: {path: /healthz, port: http}}
 `
 )
