@@ -74,90 +74,113 @@ type ChartRendered struct {
 func renderRequest(req ChartRequest, opts Options) *ChartRendered {
 	// What Helm logs goes to the capture runControllers holds.
 	out := &ChartRendered{Read: map[string]bool{}}
-	pos := req.Pos
-	src := &manifest.Source{Path: pos.File}
+	src := &manifest.Source{Path: req.Pos.File}
 	out.Source = src
-	fail := func(format string, args ...any) *ChartRendered {
-		src.Errs = append(src.Errs, &manifest.Error{Pos: pos, Msg: req.Name + ": " + fmt.Sprintf(format, args...)})
-		return out
-	}
 	cache := opts.Charts
 	if cache == nil {
 		if c, err := charts.Open(""); err == nil {
 			cache = c
 		}
 	}
-	load := func(s charts.Source) (*chart.Chart, bool, error) {
-		out.Charts = append(out.Charts, s)
-		if cache == nil {
-			out.Missing = append(out.Missing, s)
-			return nil, false, nil
-		}
-		c, err := cache.Lookup(s)
-		if err != nil {
-			if charts.IsNotCached(err) {
-				out.Missing = append(out.Missing, s)
-				return nil, false, nil
-			}
-			return nil, false, err
-		}
-		data, err := os.ReadFile(c.Path)
-		if err != nil {
-			return nil, false, err
-		}
-		ch, err := loader.LoadArchive(bytes.NewReader(data))
-		if err != nil {
-			return nil, false, fmt.Errorf("chart %s version %s: %v", s, c.Version, err)
-		}
-		return ch, true, nil
-	}
-	var ch *chart.Chart
-	if req.Dir != "" {
-		var err error
-		if ch, err = loader.LoadDir(req.Dir); err != nil {
-			return fail("cannot load the Helm chart %s: %v", req.Dir, err)
-		}
-		_ = filepath.WalkDir(req.Dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				out.Read[pathkey.Real(p)] = true
-			}
-			return nil
-		})
-		for _, m := range resolveDependencies(ch, req.Dir) {
-			// As the repo-server runs `helm dependency build`: the
-			// dependency from the cache, which `kiln fetch` fills.
-			d := dependencyOf(ch, m.name)
-			if d == nil || d.Repository == "" {
-				return fail("chart %q needs dependency %q, which is not in charts/ and names no repository", ch.Name(), m.name)
-			}
-			s := dependencySource(d)
-			sub, ok, err := load(s)
-			if err != nil {
-				return fail("chart %q dependency %q: %v", ch.Name(), m.name, err)
-			}
-			if ok {
-				ch.AddDependency(sub)
-			}
-		}
-	} else {
-		var ok bool
-		var err error
-		if ch, ok, err = load(req.Source); err != nil {
-			return fail("%v", err)
-		}
-		if ok {
-			if missing := resolveDependencies(ch, ""); len(missing) > 0 {
-				return fail("chart %s needs dependency %q, which its archive does not hold", req.Source, missing[0].name)
-			}
-		}
+	ld := &requestCharts{cache: cache, out: out}
+	ch, err := ld.chart(req)
+	if err != nil {
+		src.Errs = append(src.Errs, &manifest.Error{Pos: req.Pos, Msg: req.Name + ": " + err.Error()})
+		return out
 	}
 	if len(out.Missing) > 0 {
 		return out
 	}
+	renderLoaded(src, requestRender(req, opts.KubeVersion, ch, out))
+	return out
+}
+
+// requestCharts loads a request's chart and its dependencies, from the
+// input's directory or the chart cache, noting in out every chart source
+// asked for and those the cache lacks.
+type requestCharts struct {
+	cache *charts.Cache
+	out   *ChartRendered
+}
+
+// chart loads the request's chart: its directory with the dependencies
+// charts/ lacks from the cache, or its source from the cache. A chart the
+// cache lacks is nil with no error (out.Missing names it).
+func (l *requestCharts) chart(req ChartRequest) (*chart.Chart, error) {
+	if req.Dir == "" {
+		ch, ok, err := l.load(req.Source)
+		if err != nil || !ok {
+			return ch, err
+		}
+		if missing := resolveDependencies(ch, ""); len(missing) > 0 {
+			return nil, fmt.Errorf("chart %s needs dependency %q, which its archive does not hold", req.Source, missing[0].name)
+		}
+		return ch, nil
+	}
+	ch, err := loader.LoadDir(req.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot load the Helm chart %s: %v", req.Dir, err)
+	}
+	_ = filepath.WalkDir(req.Dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			l.out.Read[pathkey.Real(p)] = true
+		}
+		return nil
+	})
+	for _, m := range resolveDependencies(ch, req.Dir) {
+		// As the repo-server runs `helm dependency build`: the
+		// dependency from the cache, which `kiln fetch` fills.
+		d := dependencyOf(ch, m.name)
+		if d == nil || d.Repository == "" {
+			return nil, fmt.Errorf("chart %q needs dependency %q, which is not in charts/ and names no repository", ch.Name(), m.name)
+		}
+		sub, ok, err := l.load(dependencySource(d))
+		if err != nil {
+			return nil, fmt.Errorf("chart %q dependency %q: %v", ch.Name(), m.name, err)
+		}
+		if ok {
+			ch.AddDependency(sub)
+		}
+	}
+	return ch, nil
+}
+
+// load reads chart source s from the cache; ok is false when the cache
+// lacks it.
+func (l *requestCharts) load(s charts.Source) (*chart.Chart, bool, error) {
+	l.out.Charts = append(l.out.Charts, s)
+	if l.cache == nil {
+		l.out.Missing = append(l.out.Missing, s)
+		return nil, false, nil
+	}
+	c, err := l.cache.Lookup(s)
+	if err != nil {
+		if charts.IsNotCached(err) {
+			l.out.Missing = append(l.out.Missing, s)
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	data, err := os.ReadFile(c.Path)
+	if err != nil {
+		return nil, false, err
+	}
+	ch, err := loader.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		return nil, false, fmt.Errorf("chart %s version %s: %v", s, c.Version, err)
+	}
+	return ch, true, nil
+}
+
+// requestRender is how the request's chart ch renders, its warnings noted
+// in out: its release, the target version (the request's, else the run's kube), its values traced to
+// where they were given, and its output placed in the chart's templates
+// (a chart of the input) or at the request (a chart from the cache).
+func requestRender(req ChartRequest, kube manifest.KubeVersion, ch *chart.Chart, out *ChartRendered) chartRender {
+	pos := req.Pos
 	rel := common.ReleaseOptions{Name: orDefault(req.ReleaseName, "release-name"), Namespace: orDefault(req.Namespace, "default"), Revision: 1, IsInstall: true}
-	kube := req.KubeVersion
-	if kube.Major == 0 {
-		kube = opts.KubeVersion
+	if req.KubeVersion.Major != 0 {
+		kube = req.KubeVersion
 	}
 	cr := chartRender{
 		ch: ch, vals: req.Values, rel: rel, kube: kube, crds: !req.SkipCRDs, unit: req.Unit, pos: pos,
@@ -189,8 +212,7 @@ func renderRequest(req ChartRequest, opts Options) *ChartRendered {
 			return file, func(n *yaml.Node) { trace.place(n, pos) }
 		}
 	}
-	renderLoaded(src, cr)
-	return out
+	return cr
 }
 
 // dependencyOf returns the dependency of ch's Chart.yaml named name.

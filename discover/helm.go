@@ -129,12 +129,44 @@ type chartRender struct {
 // renderLoaded renders r's chart as `helm template` does, with Helm's
 // engine and no cluster, and appends the objects and errors to src.
 func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
-	ch := r.ch
-	vals := r.vals
-	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
+	if err := chartutil.ProcessDependencies(r.ch, r.vals); err != nil {
 		src.Errs = append(src.Errs, &manifest.Error{Pos: r.pos, Msg: fmt.Sprintf("Helm dependencies: %v", err)})
 		return src
 	}
+	values, err := r.renderValues()
+	if err != nil {
+		src.Errs = append(src.Errs, r.valuesErr(err))
+		return src
+	}
+	// Helm's random functions draw from a stream seeded by the chart and
+	// release (seededFuncs): the same input renders to the same bytes.
+	eng := engine.Engine{CustomTemplateFuncs: seededFuncs(r.ch.Name(), r.ch.Metadata.Version, r.rel.Name, r.rel.Namespace)}
+	rendered, err := eng.Render(r.ch, values)
+	if err != nil {
+		src.Errs = append(src.Errs, r.templateErr(err))
+		return src
+	}
+	if r.crds {
+		r.addCRDs(src)
+	}
+	tobjs := r.templateObjects(src, rendered)
+	if r.post != nil && len(src.Errs) == 0 {
+		out, err := r.post(tobjs)
+		if err != nil {
+			src.Errs = append(src.Errs, &manifest.Error{Pos: r.pos, Msg: err.Error()})
+			return src
+		}
+		tobjs = out
+	}
+	src.Objects = append(src.Objects, tobjs...)
+	return src
+}
+
+// renderValues is what the templates see: the chart's values with r's over
+// them, checked against its values.schema.json, with the release and the
+// capabilities of the target version (and r's extra API versions). What
+// the values check only warns of goes to r.notes.
+func (r *chartRender) renderValues() (common.Values, error) {
 	caps := common.DefaultCapabilities.Copy()
 	kv := r.kube
 	if kv.Major == 0 {
@@ -146,43 +178,39 @@ func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
 	if len(r.apiVersions) > 0 {
 		caps.APIVersions = append(slices.Clone(caps.APIVersions), r.apiVersions...)
 	}
-	values, err := commonutil.ToRenderValuesWithSchemaValidation(ch, vals, r.rel, caps, true)
-	if err == nil {
-		var notes []string
-		notes, err = validateValues(ch, values["Values"].(common.Values))
-		if r.notes != nil {
-			for _, n := range notes {
-				*r.notes = append(*r.notes, &manifest.Error{Pos: r.pos, Msg: "warning: " + n})
-			}
+	values, err := commonutil.ToRenderValuesWithSchemaValidation(r.ch, r.vals, r.rel, caps, true)
+	if err != nil {
+		return nil, err
+	}
+	notes, err := validateValues(r.ch, values["Values"].(common.Values))
+	if r.notes != nil {
+		for _, n := range notes {
+			*r.notes = append(*r.notes, &manifest.Error{Pos: r.pos, Msg: "warning: " + n})
 		}
 	}
-	if err != nil {
-		src.Errs = append(src.Errs, r.valuesErr(err))
-		return src
+	return values, err
+}
+
+// addCRDs adds the chart's crds/ objects to src, as Helm installs them.
+func (r *chartRender) addCRDs(src *manifest.Source) {
+	for _, crd := range r.ch.CRDObjects() {
+		file := r.crdFile(crd.Filename)
+		objs, errs := manifest.ParseRendered(file, crd.File.Data)
+		src.Errs = append(src.Errs, errs...)
+		for _, o := range objs {
+			o.Unit = r.unit
+			src.Objects = append(src.Objects, o)
+		}
 	}
-	// Helm's random functions draw from a stream seeded by the chart and
-	// release (seededFuncs): the same input renders to the same bytes.
-	eng := engine.Engine{CustomTemplateFuncs: seededFuncs(ch.Name(), ch.Metadata.Version, r.rel.Name, r.rel.Namespace)}
-	rendered, err := eng.Render(ch, values)
-	if err != nil {
-		src.Errs = append(src.Errs, r.templateErr(err))
-		return src
-	}
-	names := slices.Sorted(maps.Keys(rendered))
-	doc := 0
+}
+
+// templateObjects parses the rendered templates, in name order, into
+// objects placed in their templates (or at the values that gave them),
+// edited by r.edit unless a post-renderer follows; errors go to src.
+func (r *chartRender) templateObjects(src *manifest.Source, rendered map[string]string) []*manifest.Object {
 	var tobjs []*manifest.Object
-	if r.crds {
-		for _, crd := range ch.CRDObjects() {
-			file := r.crdFile(crd.Filename)
-			objs, errs := manifest.ParseRendered(file, crd.File.Data)
-			src.Errs = append(src.Errs, errs...)
-			for _, o := range objs {
-				o.Unit = r.unit
-				src.Objects = append(src.Objects, o)
-			}
-		}
-	}
-	for _, name := range names {
+	doc := 0
+	for _, name := range slices.Sorted(maps.Keys(rendered)) {
 		base := filepath.Base(name)
 		text := rendered[name]
 		if strings.HasPrefix(base, "_") || base == "NOTES.txt" || strings.TrimSpace(text) == "" {
@@ -195,25 +223,7 @@ func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
 				src.Errs = append(src.Errs, renderedError(err, name, d))
 			}
 			for _, o := range objs {
-				n := o.Node()
-				shiftNode(n, d.line-1, d.col-1)
-				move(n)
-				at := file
-				if r.given != nil && r.given.matches(n) {
-					r.given.place(n, r.givenPos)
-					at = r.givenFile
-				}
-				if n.Line == 0 {
-					n.Line, n.Column = 1, 1
-				}
-				fillPositions(n, nil)
-				if r.post == nil {
-					for _, e := range r.edit {
-						e(n)
-					}
-					fillPositions(n, nil)
-				}
-				ro, err := manifest.NewRenderedObject(at, r.unit, doc, n)
+				ro, err := r.placed(o.Node(), d, file, move, doc)
 				doc++
 				if err != nil {
 					src.Errs = append(src.Errs, renderedError(err, name, renderedDoc{line: 1, col: 1}))
@@ -223,16 +233,31 @@ func renderLoaded(src *manifest.Source, r chartRender) *manifest.Source {
 			}
 		}
 	}
-	if r.post != nil && len(src.Errs) == 0 {
-		out, err := r.post(tobjs)
-		if err != nil {
-			src.Errs = append(src.Errs, &manifest.Error{Pos: r.pos, Msg: err.Error()})
-			return src
-		}
-		tobjs = out
+	return tobjs
+}
+
+// placed makes the object of rendered node n, of document d of file:
+// positioned in its template by move, or at the values that gave it, and
+// edited.
+func (r *chartRender) placed(n *yaml.Node, d renderedDoc, file string, move func(*yaml.Node), doc int) (*manifest.Object, error) {
+	shiftNode(n, d.line-1, d.col-1)
+	move(n)
+	at := file
+	if r.given != nil && r.given.matches(n) {
+		r.given.place(n, r.givenPos)
+		at = r.givenFile
 	}
-	src.Objects = append(src.Objects, tobjs...)
-	return src
+	if n.Line == 0 {
+		n.Line, n.Column = 1, 1
+	}
+	fillPositions(n, nil)
+	if r.post == nil {
+		for _, e := range r.edit {
+			e(n)
+		}
+		fillPositions(n, nil)
+	}
+	return manifest.NewRenderedObject(at, r.unit, doc, n)
 }
 
 // renderedError says an error's line is in the rendered output of a

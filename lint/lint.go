@@ -89,21 +89,7 @@ const spillAfter = 4096
 // it). With refs, each file of the Result lists its objects (for
 // per-object reports); else only the files are listed.
 func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
-	e := *eng
-	e.DropContent = !in.KeepContent
-	if limit := cmp.Or(in.SpillAfter, spillAfter); limit > 0 {
-		e.Findings = func() rules.FindingStore { return newSpillStore(limit) }
-	}
-	opts := rules.DefaultOptions()
-	if e.Options != nil {
-		opts = e.Options
-	}
-	o := *opts
-	o.Policies = notLinted(o.Policies, in)
-	e.Options = &o
-	if e.Given == nil {
-		e.Given = NewGiven(e.Options).Objects
-	}
+	e := runEngine(eng, in)
 	stdin := readStdin(in)
 	needed := rules.Required(e.Checkers)
 	for _, c := range admitted {
@@ -136,23 +122,8 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 	if m != nil {
 		e.Given, e.Memo = m.Given(e.Given), m
 	}
-	n := len(in.Files) + len(in.Units)
-	files := make([]rules.FileObjects, n)
-	errs := make([][]error, n)
-	skipped := make([]*manifest.Skipped, n)
-	record := func(i int, src *manifest.Source, objs []manifest.Ref) {
-		fo := rules.FileObjects{File: src.Path}
-		if refs {
-			fo.Objects = objs
-		}
-		files[i], errs[i] = fo, src.Errs
-		if src.AllSkipped() {
-			s := src.Skipped[0]
-			s.Pos = manifest.Position{File: src.Path}
-			skipped[i] = &s
-		}
-	}
-	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, refs: refs, record: record})
+	rec := newSources(len(in.Files)+len(in.Units), refs)
+	res, err := e.Stream(first.context, &feed{in: in, stdin: stdin, first: first, refs: refs, record: rec.record})
 	if err != nil {
 		return nil, err
 	}
@@ -163,18 +134,69 @@ func Run(eng *rules.Engine, in Input, refs bool) (*Output, error) {
 		}
 		res = res.Keep(func(f rules.Finding) bool { return !contextOnly[f.Pos.File] })
 	}
-	res.Files = files
-	res.Summary.Files = len(files)
+	res.Files = rec.files
+	res.Summary.Files = len(rec.files)
 	res.Catalog = catalogUsed
 	out := &Output{Result: res}
-	for i := range errs {
-		out.Errs = append(out.Errs, errs[i]...)
-		if skipped[i] != nil {
-			out.Skipped = append(out.Skipped, *skipped[i])
+	for i := range rec.errs {
+		out.Errs = append(out.Errs, rec.errs[i]...)
+		if rec.skipped[i] != nil {
+			out.Skipped = append(out.Skipped, *rec.skipped[i])
 		}
 	}
 	out.Errs = append(out.Errs, first.specErrs...)
 	return out, nil
+}
+
+// runEngine is the run's copy of eng: content dropped once judged unless
+// the input keeps it, findings spilled past the input's limit, the
+// options' policies without the linted files, and the given objects read
+// from the options when eng has none.
+func runEngine(eng *rules.Engine, in Input) rules.Engine {
+	e := *eng
+	e.DropContent = !in.KeepContent
+	if limit := cmp.Or(in.SpillAfter, spillAfter); limit > 0 {
+		e.Findings = func() rules.FindingStore { return newSpillStore(limit) }
+	}
+	opts := rules.DefaultOptions()
+	if e.Options != nil {
+		opts = e.Options
+	}
+	o := *opts
+	o.Policies = notLinted(o.Policies, in)
+	e.Options = &o
+	if e.Given == nil {
+		e.Given = NewGiven(e.Options).Objects
+	}
+	return e
+}
+
+// sources records, for each file and unit in input order, what the stream
+// read of it: its objects (when asked for), its errors, and whether it was
+// skipped whole.
+type sources struct {
+	refs    bool
+	files   []rules.FileObjects
+	errs    [][]error
+	skipped []*manifest.Skipped
+}
+
+func newSources(n int, refs bool) *sources {
+	return &sources{refs: refs, files: make([]rules.FileObjects, n), errs: make([][]error, n), skipped: make([]*manifest.Skipped, n)}
+}
+
+// record is the stream's report of source i.
+func (r *sources) record(i int, src *manifest.Source, objs []manifest.Ref) {
+	fo := rules.FileObjects{File: src.Path}
+	if r.refs {
+		fo.Objects = objs
+	}
+	r.files[i], r.errs[i] = fo, src.Errs
+	if src.AllSkipped() {
+		s := src.Skipped[0]
+		s.Pos = manifest.Position{File: src.Path}
+		r.skipped[i] = &s
+	}
 }
 
 // Judge judges objects held in memory through the admission stage and the
@@ -400,6 +422,29 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 	}
 	early := paramRefsOf(given0)
 	scan := append(append([]string(nil), in.Files...), in.Context...)
+	perFile, kinds := scanContext(scan, len(in.Files), isContext, early)
+	objs, inMemory := firstPassObjects(in, stdin, perFile, isContext)
+	f := &firstPass{specs: map[manifest.Key][]*manifest.Object{}}
+	candidates, compiled := f.compileSpecs(objs)
+	keep := f.keepContext(candidates, perFile, isContext)
+	// The params the bindings name (of any kind), read now that the
+	// bindings are known.
+	if needed[rules.Policies] {
+		refs := paramRefsOf(append(append([]*manifest.Object(nil), keep...), given0...))
+		if len(refs) > 0 {
+			keep = f.keepParams(keep, refs, early, scan, perFile, kinds, append(inMemory, compiled...), isContext)
+		}
+	}
+	f.context = keep
+	f.kinds = kinds
+	return f
+}
+
+// scanContext reads, from each file of scan (the first linted of them the
+// linted files), the documents the first pass needs: context kinds, App
+// specs of linted files and the params early names. It returns them per
+// file, with the kinds each file holds.
+func scanContext(scan []string, linted int, isContext func(group, kind string) bool, early paramRefs) ([][]*manifest.Object, []map[string]bool) {
 	perFile := make([][]*manifest.Object, len(scan))
 	kinds := make([]map[string]bool, len(scan)) // the kinds each file holds, for params
 	parallel.Each(len(scan), func(i int) {
@@ -409,11 +454,17 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 		kinds[i] = map[string]bool{}
 		perFile[i] = selectFile(scan[i], func(s manifest.Scanned) bool {
 			kinds[i][s.Group()+"/"+s.Kind] = true
-			linted := i < len(in.Files) // App specs of context files are not compiled
-			return isContext(s.Group(), s.Kind) || linted && compiler.IsSpecKind(s.Group(), s.Kind) || early.wantsScanned(s)
+			isLinted := i < linted // App specs of context files are not compiled
+			return isContext(s.Group(), s.Kind) || isLinted && compiler.IsSpecKind(s.Group(), s.Kind) || early.wantsScanned(s)
 		})
 	})
-	var objs []*manifest.Object // from files, then in memory (stdin, units)
+	return perFile, kinds
+}
+
+// firstPassObjects lists the objects the first pass looks at: those read
+// from the linted files, the context objects of the context files, then
+// those in memory (stdin, units), which it also returns alone.
+func firstPassObjects(in Input, stdin *manifest.Source, perFile [][]*manifest.Object, isContext func(group, kind string) bool) (objs, inMemory []*manifest.Object) {
 	for i, fo := range perFile {
 		for _, o := range fo {
 			if i < len(in.Files) || isContext(o.Group(), o.Kind) {
@@ -421,16 +472,20 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 			}
 		}
 	}
-	var inMemory []*manifest.Object
 	if stdin != nil {
 		inMemory = append(inMemory, stdin.Objects...)
 	}
 	for _, u := range in.Units {
 		inMemory = append(inMemory, u.Source.Objects...)
 	}
-	objs = append(objs, inMemory...)
-	f := &firstPass{specs: map[manifest.Key][]*manifest.Object{}}
-	var specs, candidates []*manifest.Object
+	return append(objs, inMemory...), inMemory
+}
+
+// compileSpecs compiles the App specs among objs, remembering each spec's
+// objects and errors, and returns the objects that are not specs followed
+// by the compiled ones, and the compiled ones alone.
+func (f *firstPass) compileSpecs(objs []*manifest.Object) (candidates, compiled []*manifest.Object) {
+	var specs []*manifest.Object
 	for _, o := range objs {
 		if compiler.IsSpec(o) {
 			specs = append(specs, o)
@@ -438,7 +493,6 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 			candidates = append(candidates, o)
 		}
 	}
-	var compiled []*manifest.Object
 	if len(specs) > 0 {
 		results, cerrs := compiler.CompileAll(specs)
 		for _, err := range cerrs {
@@ -449,14 +503,19 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 			compiled = append(compiled, results[i]...)
 		}
 	}
-	candidates = append(candidates, compiled...)
-	var keep []*manifest.Object
+	return append(candidates, compiled...), compiled
+}
+
+// keepContext returns the context objects among candidates; those read
+// from files are marked read ahead and remembered as such.
+func (f *firstPass) keepContext(candidates []*manifest.Object, perFile [][]*manifest.Object, isContext func(group, kind string) bool) []*manifest.Object {
 	fromFiles := map[*manifest.Object]bool{}
 	for _, fo := range perFile {
 		for _, o := range fo {
 			fromFiles[o] = true
 		}
 	}
+	var keep []*manifest.Object
 	for _, o := range candidates {
 		if isContext(o.Group(), o.Kind) {
 			keep = append(keep, o)
@@ -466,40 +525,37 @@ func readContext(in Input, stdin *manifest.Source, needed rules.Contexts, given 
 			}
 		}
 	}
-	// The params the bindings name (of any kind), read now that the
-	// bindings are known.
-	var refs paramRefs
-	if needed[rules.Policies] {
-		refs = paramRefsOf(append(append([]*manifest.Object(nil), keep...), given0...))
-	}
-	if len(refs) > 0 {
-		params := perFile // every param named was read with the context
-		if !refs.coveredBy(early) {
-			params = make([][]*manifest.Object, len(scan))
-			parallel.Each(len(scan), func(i int) {
-				if kinds[i] != nil && refs.anyKindIn(kinds[i]) {
-					params[i] = selectFile(scan[i], refs.wantsScanned)
-				}
-			})
-		}
-		for _, ps := range params {
-			for _, o := range ps {
-				if refs.wants(o) && !isContext(o.Group(), o.Kind) {
-					o.ReadAhead = true
-					keep = append(keep, o)
-					f.fromFiles = append(f.fromFiles, o)
-				}
+	return keep
+}
+
+// keepParams adds to keep the params refs names that are not context
+// objects already: from the files (read again when early did not cover
+// them) and from memory.
+func (f *firstPass) keepParams(keep []*manifest.Object, refs, early paramRefs, scan []string, perFile [][]*manifest.Object, kinds []map[string]bool, inMemory []*manifest.Object, isContext func(group, kind string) bool) []*manifest.Object {
+	params := perFile // every param named was read with the context
+	if !refs.coveredBy(early) {
+		params = make([][]*manifest.Object, len(scan))
+		parallel.Each(len(scan), func(i int) {
+			if kinds[i] != nil && refs.anyKindIn(kinds[i]) {
+				params[i] = selectFile(scan[i], refs.wantsScanned)
 			}
-		}
-		for _, o := range append(inMemory, compiled...) {
-			if refs.wants(o) && !isContext(o.Group(), o.Kind) && !compiler.IsSpec(o) {
+		})
+	}
+	for _, ps := range params {
+		for _, o := range ps {
+			if refs.wants(o) && !isContext(o.Group(), o.Kind) {
+				o.ReadAhead = true
 				keep = append(keep, o)
+				f.fromFiles = append(f.fromFiles, o)
 			}
 		}
 	}
-	f.context = keep
-	f.kinds = kinds
-	return f
+	for _, o := range inMemory {
+		if refs.wants(o) && !isContext(o.Group(), o.Kind) && !compiler.IsSpec(o) {
+			keep = append(keep, o)
+		}
+	}
+	return keep
 }
 
 // selectFile reads the documents of one file that want asks for.

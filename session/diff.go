@@ -282,47 +282,61 @@ func disambiguate(sides ...*diffSide) {
 // identity by app first, then in order) and reports what differs.
 func compareSides(base, head *diffSide) *objdiff.Report {
 	disambiguate(base, head)
-	var masker objdiff.Masker
-	decode := func(data []byte) map[string]any {
-		var c map[string]any
-		json.Unmarshal(data, &c)
-		return c
+	b := &reportBuilder{apps: map[string]*objdiff.App{}, first: map[identity]appPlace{}}
+	b.masker = secretMasker(base, head)
+	baseIDs, headIDs := indexByIdentity(base.objs), indexByIdentity(head.objs)
+	for _, id := range identities(base, head, baseIDs, headIDs) {
+		bs, hs := baseIDs[id], headIDs[id]
+		b.addObjects(id, base, head, bs, hs)
+		introduced, fixed := findingsDiff(base, head, id)
+		if len(introduced)+len(fixed) == 0 {
+			continue
+		}
+		obj := b.findingsEntry(id, base, head, bs, hs)
+		obj.Introduced, obj.Fixed = introduced, fixed
 	}
+	r := &objdiff.Report{}
+	for _, a := range b.apps {
+		r.Apps = append(r.Apps, *a)
+	}
+	r.Sort()
+	return r
+}
+
+// decodeContent decodes an object's JSON content (nil when it is not an
+// object).
+func decodeContent(data []byte) map[string]any {
+	var c map[string]any
+	json.Unmarshal(data, &c)
+	return c
+}
+
+// secretMasker learns the values of every Secret on both sides, so that no
+// diff shows one.
+func secretMasker(base, head *diffSide) objdiff.Masker {
+	var masker objdiff.Masker
 	for _, side := range []*diffSide{base, head} {
 		for _, o := range side.objs {
 			if objdiff.IsSecret(o.ref.APIVersion, o.ref.Kind) {
-				masker.Learn(decode(o.content))
+				masker.Learn(decodeContent(o.content))
 			}
 		}
 	}
-	byID := func(objs []sideObject) map[identity][]int {
-		m := map[identity][]int{}
-		for i, o := range objs {
-			m[o.id] = append(m[o.id], i)
-		}
-		return m
+	return masker
+}
+
+// indexByIdentity maps each identity to the indexes of its objects.
+func indexByIdentity(objs []sideObject) map[identity][]int {
+	m := map[identity][]int{}
+	for i, o := range objs {
+		m[o.id] = append(m[o.id], i)
 	}
-	baseIDs, headIDs := byID(base.objs), byID(head.objs)
-	apps := map[string]*objdiff.App{}
-	type place struct {
-		app string
-		i   int
-	}
-	first := map[identity]place{} // the first entry of each identity, for its findings
-	add := func(app string, id identity, obj objdiff.Object) {
-		a := apps[app]
-		if a == nil {
-			a = &objdiff.App{Name: app}
-			apps[app] = a
-		}
-		a.Objects = append(a.Objects, obj)
-		if _, ok := first[id]; !ok {
-			first[id] = place{app, len(a.Objects) - 1}
-		}
-	}
-	entry := func(o sideObject, op objdiff.Op) objdiff.Object {
-		return objdiff.Object{APIVersion: o.ref.APIVersion, Kind: o.ref.Kind, Namespace: o.ref.Namespace, Name: o.ref.Name, Op: op}
-	}
+	return m
+}
+
+// identities lists, sorted and once each, the identities of the objects of
+// both sides and of the findings on objects neither side holds.
+func identities(base, head *diffSide, baseIDs, headIDs map[identity][]int) []identity {
 	var ids []identity
 	for id := range baseIDs {
 		ids = append(ids, id)
@@ -332,71 +346,96 @@ func compareSides(base, head *diffSide) *objdiff.Report {
 			ids = append(ids, id)
 		}
 	}
-	for id := range base.findings {
-		if _, ok := baseIDs[id]; !ok {
-			if _, ok := headIDs[id]; !ok {
-				ids = append(ids, id)
-			}
-		}
-	}
-	for id := range head.findings {
-		if _, ok := baseIDs[id]; !ok {
-			if _, ok := headIDs[id]; !ok {
+	for _, side := range []*diffSide{base, head} {
+		for id := range side.findings {
+			_, inBase := baseIDs[id]
+			_, inHead := headIDs[id]
+			if !inBase && !inHead {
 				ids = append(ids, id)
 			}
 		}
 	}
 	sort.Slice(ids, func(i, j int) bool { return fmt.Sprint(ids[i]) < fmt.Sprint(ids[j]) })
-	ids = compactIDs(ids)
-	for _, id := range ids {
-		bs, hs := baseIDs[id], headIDs[id]
-		pairs, removed, added := pairCopies(bs, hs, base.objs, head.objs)
-		for _, p := range pairs {
-			b, h := base.objs[p[0]], head.objs[p[1]]
-			if bytes.Equal(b.content, h.content) {
-				continue
-			}
-			changes := objdiff.Fields(masker.Mask(b.ref.APIVersion, b.ref.Kind, decode(b.content)), masker.Mask(h.ref.APIVersion, h.ref.Kind, decode(h.content)))
-			if len(changes) == 0 {
-				continue
-			}
-			obj := entry(h, objdiff.Changed)
-			obj.Changes = changes
-			add(h.app, id, obj)
-		}
-		for _, i := range removed {
-			add(base.objs[i].app, id, entry(base.objs[i], objdiff.Removed))
-		}
-		for _, i := range added {
-			add(head.objs[i].app, id, entry(head.objs[i], objdiff.Added))
-		}
-		introduced, fixed := findingsDiff(base, head, id)
-		if len(introduced)+len(fixed) == 0 {
+	return compactIDs(ids)
+}
+
+// appPlace is where an entry sits: its app and its index in the app's objects.
+type appPlace struct {
+	app string
+	i   int
+}
+
+// reportBuilder collects the entries of a diff by app.
+type reportBuilder struct {
+	masker objdiff.Masker
+	apps   map[string]*objdiff.App
+	// first is the first entry of each identity, which carries its findings.
+	first map[identity]appPlace
+}
+
+// add appends obj to app's entries.
+func (b *reportBuilder) add(app string, id identity, obj objdiff.Object) {
+	a := b.apps[app]
+	if a == nil {
+		a = &objdiff.App{Name: app}
+		b.apps[app] = a
+	}
+	a.Objects = append(a.Objects, obj)
+	if _, ok := b.first[id]; !ok {
+		b.first[id] = appPlace{app, len(a.Objects) - 1}
+	}
+}
+
+// entryOf is the entry naming o.
+func entryOf(o sideObject, op objdiff.Op) objdiff.Object {
+	return objdiff.Object{APIVersion: o.ref.APIVersion, Kind: o.ref.Kind, Namespace: o.ref.Namespace, Name: o.ref.Name, Op: op}
+}
+
+// addObjects adds the entries of one identity's copies (bs on the base
+// side, hs on the head side): each pair that changed, with its fields, and
+// the copies removed and added.
+func (b *reportBuilder) addObjects(id identity, base, head *diffSide, bs, hs []int) {
+	pairs, removed, added := pairCopies(bs, hs, base.objs, head.objs)
+	for _, p := range pairs {
+		bo, ho := base.objs[p[0]], head.objs[p[1]]
+		if bytes.Equal(bo.content, ho.content) {
 			continue
 		}
-		at, ok := first[id]
-		if !ok {
-			var o sideObject
-			switch {
-			case len(hs) > 0:
-				o = head.objs[hs[0]]
-			case len(bs) > 0:
-				o = base.objs[bs[0]]
-			default:
-				o = sideObject{app: "findings on objects not in the input", ref: manifest.Ref{Kind: id.kind, Namespace: id.namespace, Name: id.name, APIVersion: id.group}}
-			}
-			add(o.app, id, entry(o, objdiff.Unchanged))
-			at = first[id]
+		changes := objdiff.Fields(b.masker.Mask(bo.ref.APIVersion, bo.ref.Kind, decodeContent(bo.content)), b.masker.Mask(ho.ref.APIVersion, ho.ref.Kind, decodeContent(ho.content)))
+		if len(changes) == 0 {
+			continue
 		}
-		obj := &apps[at.app].Objects[at.i]
-		obj.Introduced, obj.Fixed = introduced, fixed
+		obj := entryOf(ho, objdiff.Changed)
+		obj.Changes = changes
+		b.add(ho.app, id, obj)
 	}
-	r := &objdiff.Report{}
-	for _, a := range apps {
-		r.Apps = append(r.Apps, *a)
+	for _, i := range removed {
+		b.add(base.objs[i].app, id, entryOf(base.objs[i], objdiff.Removed))
 	}
-	r.Sort()
-	return r
+	for _, i := range added {
+		b.add(head.objs[i].app, id, entryOf(head.objs[i], objdiff.Added))
+	}
+}
+
+// findingsEntry returns the entry that carries id's findings: its first
+// entry, else a new unchanged one for its object (the head's copy, else the
+// base's, else one naming an object neither side holds).
+func (b *reportBuilder) findingsEntry(id identity, base, head *diffSide, bs, hs []int) *objdiff.Object {
+	at, ok := b.first[id]
+	if !ok {
+		var o sideObject
+		switch {
+		case len(hs) > 0:
+			o = head.objs[hs[0]]
+		case len(bs) > 0:
+			o = base.objs[bs[0]]
+		default:
+			o = sideObject{app: "findings on objects not in the input", ref: manifest.Ref{Kind: id.kind, Namespace: id.namespace, Name: id.name, APIVersion: id.group}}
+		}
+		b.add(o.app, id, entryOf(o, objdiff.Unchanged))
+		at = b.first[id]
+	}
+	return &b.apps[at.app].Objects[at.i]
 }
 
 func compactIDs(ids []identity) []identity {

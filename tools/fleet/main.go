@@ -66,7 +66,20 @@ func main() {
 
 // write writes the fleet's files under out.
 func write(out string, n int, version string) error {
-	files := map[string]string{
+	files := clusterFiles()
+	// Version constraints as fleets write them; all select the one version.
+	constraints := []string{version, "6.x", ">=6.0.0", "~" + version}
+	for i := 1; i <= n; i++ {
+		addApp(files, i, version, constraints[i%len(constraints)])
+	}
+	files["apps/fleet/kustomization.yaml"] = overlay(n)
+	return writeFiles(out, files)
+}
+
+// clusterFiles are the fleet's files but the apps: the Flux cluster folder,
+// the HelmRepository and kiln's settings.
+func clusterFiles() map[string]string {
+	return map[string]string{
 		"clusters/fleet/flux-system/gotk-sync.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
 kind: GitRepository
 metadata:
@@ -134,19 +147,19 @@ spec:
   interval: 1h
   url: ` + repoURL + "\n",
 	}
-	var overlay strings.Builder
-	overlay.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
-	// Version constraints as fleets write them; all select the one version.
-	constraints := []string{version, "6.x", ">=6.0.0", "~" + version}
-	for i := 1; i <= n; i++ {
-		app := fmt.Sprintf("app-%02d", i)
-		fmt.Fprintf(&overlay, "  - ../base/%s\n", app)
-		base := "apps/base/" + app + "/"
-		resources := []string{"namespace.yaml", "release.yaml"}
-		valuesFrom := ""
-		if i%4 == 0 {
-			resources = append(resources, "values.yaml")
-			valuesFrom = `  valuesFrom:
+}
+
+// addApp adds app i's kustomize base: its Namespace, its HelmRelease of the
+// chart at constraint, and for every fourth app a values ConfigMap its
+// release reads (valuesFrom, one key through targetPath).
+func addApp(files map[string]string, i int, version, constraint string) {
+	app := fmt.Sprintf("app-%02d", i)
+	base := "apps/base/" + app + "/"
+	resources := []string{"namespace.yaml", "release.yaml"}
+	valuesFrom := ""
+	if i%4 == 0 {
+		resources = append(resources, "values.yaml")
+		valuesFrom = `  valuesFrom:
     - kind: ConfigMap
       name: ` + app + `-values
     - kind: ConfigMap
@@ -154,7 +167,7 @@ spec:
       valuesKey: tag
       targetPath: image.tag
 `
-			files[base+"values.yaml"] = fmt.Sprintf(`apiVersion: v1
+		files[base+"values.yaml"] = fmt.Sprintf(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: %s-values
@@ -166,17 +179,17 @@ data:
       message: "%s from its values ConfigMap"
   tag: "%s"
 `, app, app, 1+i%3, app, version)
-		}
-		files[base+"kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: " + app + "\nresources:\n  - " + strings.Join(resources, "\n  - ") + "\n"
-		files[base+"namespace.yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    toolkit.fluxcd.io/tenant: team-%d\n    pod-security.kubernetes.io/enforce: baseline\n", app, i%5)
-		extra := ""
-		switch {
-		case i%3 == 0:
-			extra = "    redis:\n      enabled: true\n      repository: public.ecr.aws/docker/library/redis\n      tag: 8.6.2\n"
-		case i%5 == 0:
-			extra = "    hpa:\n      enabled: true\n      maxReplicas: 4\n    resources:\n      limits:\n        memory: 256Mi\n"
-		}
-		files[base+"release.yaml"] = fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+	}
+	files[base+"kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: " + app + "\nresources:\n  - " + strings.Join(resources, "\n  - ") + "\n"
+	files[base+"namespace.yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    toolkit.fluxcd.io/tenant: team-%d\n    pod-security.kubernetes.io/enforce: baseline\n", app, i%5)
+	extra := ""
+	switch {
+	case i%3 == 0:
+		extra = "    redis:\n      enabled: true\n      repository: public.ecr.aws/docker/library/redis\n      tag: 8.6.2\n"
+	case i%5 == 0:
+		extra = "    hpa:\n      enabled: true\n      maxReplicas: 4\n    resources:\n      limits:\n        memory: 256Mi\n"
+	}
+	files[base+"release.yaml"] = fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata:
   name: %s
@@ -205,7 +218,16 @@ spec:
           paths:
             - path: /
               pathType: ImplementationSpecific
-%s`, app, app, constraints[i%len(constraints)], valuesFrom, app, app, extra)
+%s`, app, app, constraint, valuesFrom, app, app, extra)
+}
+
+// overlay is the fleet overlay's kustomization: every app's base, with a
+// patch to every HelmRelease.
+func overlay(n int) string {
+	var overlay strings.Builder
+	overlay.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&overlay, "  - ../base/app-%02d\n", i)
 	}
 	overlay.WriteString(`patches:
   - target:
@@ -215,7 +237,11 @@ spec:
         path: /spec/values/ui/color
         value: "#34577c"
 `)
-	files["apps/fleet/kustomization.yaml"] = overlay.String()
+	return overlay.String()
+}
+
+// writeFiles writes files under out.
+func writeFiles(out string, files map[string]string) error {
 	for name, content := range files {
 		p := filepath.Join(out, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
