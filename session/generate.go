@@ -2,15 +2,11 @@ package session
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"strings"
 
 	"github.com/kilnhq/kiln/discover/argocd"
 	"github.com/kilnhq/kiln/manifest"
 	"github.com/kilnhq/kiln/rules"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Generated is what an Argo CD generate made.
@@ -72,28 +68,4 @@ func (s *Session) Generate(dir string, p *argocd.Plugin, syncWaves bool) (*Gener
 	}
 	g.Stream = buf.Bytes()
 	return g, nil
-}
-
-// defaultNamespace sets metadata.namespace on namespaced objects (and App
-// specs) that have none. It runs before anything reads the objects' content.
-func defaultNamespace(objs []*manifest.Object, ns string) error {
-	if ns == "" {
-		return nil
-	}
-	for _, o := range objs {
-		if o.Namespace != "" || clusterScoped(o) {
-			continue
-		}
-		if err := yaml.NewRNode(o.Node()).SetNamespace(ns); err != nil {
-			return fmt.Errorf("%s: setting the namespace: %w", o.Pos(), err)
-		}
-		o.Namespace = ns
-	}
-	return nil
-}
-
-// clusterScoped reports whether an object takes no namespace: a built-in
-// cluster-scoped kind, or any kind named Cluster* (ClusterIssuer, ClusterPolicy…).
-func clusterScoped(o *manifest.Object) bool {
-	return manifest.BuiltinClusterScoped(schema.GroupKind{Group: o.Group(), Kind: o.Kind}) || strings.HasPrefix(o.Kind, "Cluster")
 }

@@ -133,14 +133,7 @@ func (s *Session) readFound(found *discover.Result, o readOptions) (*input, erro
 // App specs among them are compiled. The error is one setting a namespace
 // met; the specs' problems are in the Expansion's Errors.
 func (s *Session) Compile(objs []*manifest.Object) (compiler.Expansion, error) {
-	if err := defaultNamespace(objs, s.Settings.Namespace); err != nil {
-		return compiler.Expansion{}, err
-	}
-	x := compiler.Expand(objs)
-	if err := defaultNamespace(x.All, s.Settings.Namespace); err != nil {
-		return compiler.Expansion{}, err
-	}
-	return x, nil
+	return compiler.ExpandIn(objs, s.Settings.Namespace)
 }
 
 // readFile reads one plain file ("-": the session's stdin), from

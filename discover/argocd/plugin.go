@@ -14,8 +14,6 @@ import (
 	"github.com/kilnhq/kiln/discover"
 	"github.com/kilnhq/kiln/internal/pathkey"
 	"github.com/kilnhq/kiln/manifest"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // PluginName is the name of kiln's config management plugin
@@ -167,12 +165,8 @@ func RenderPlugin(req PluginRequest) *PluginRendered {
 			ns = n
 		}
 	}
-	if err := defaultNamespace(objs, ns); err != nil {
-		out.Source.Errs = append(out.Source.Errs, err)
-		return out
-	}
-	x := compiler.Expand(objs)
-	if err := defaultNamespace(x.All, ns); err != nil {
+	x, err := compiler.ExpandIn(objs, ns)
+	if err != nil {
 		out.Source.Errs = append(out.Source.Errs, err)
 		return out
 	}
@@ -185,47 +179,6 @@ func RenderPlugin(req PluginRequest) *PluginRendered {
 	out.Source.Errs = append(out.Source.Errs, x.Errors...)
 	out.Source.Objects, out.Warnings = x.All, x.Warnings
 	return out
-}
-
-// defaultNamespace sets metadata.namespace on the objects (and App specs)
-// that have none and are not cluster-scoped.
-func defaultNamespace(objs []*manifest.Object, ns string) error {
-	if ns == "" {
-		return nil
-	}
-	for _, o := range objs {
-		if o.Namespace != "" || clusterScoped(o) {
-			continue
-		}
-		if err := yaml.NewRNode(o.Node()).SetNamespace(ns); err != nil {
-			return fmt.Errorf("%s: setting the namespace: %w", o.Pos(), err)
-		}
-		o.Namespace = ns
-		// The content was decoded when the file was read: give it the
-		// namespace too (a copy: decoded content may be shared).
-		if c, err := o.Content(); err == nil {
-			md, _ := c["metadata"].(map[string]any)
-			nmd := make(map[string]any, len(md)+1)
-			for k, v := range md {
-				nmd[k] = v
-			}
-			nmd["namespace"] = ns
-			nc := make(map[string]any, len(c))
-			for k, v := range c {
-				nc[k] = v
-			}
-			nc["metadata"] = nmd
-			o.SetContent(nc)
-		}
-	}
-	return nil
-}
-
-// clusterScoped reports whether an object takes no namespace: a built-in
-// cluster-scoped kind, or any kind named Cluster* (ClusterIssuer,
-// ClusterPolicy…).
-func clusterScoped(o *manifest.Object) bool {
-	return manifest.BuiltinClusterScoped(schema.GroupKind{Group: o.Group(), Kind: o.Kind}) || strings.HasPrefix(o.Kind, "Cluster")
 }
 
 // isKilnPlugin reports whether a source is rendered by kiln's plugin: it
